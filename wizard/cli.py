@@ -1,0 +1,159 @@
+"""Command line: `llm-deploy-wizard [size|models|gpus] ...` (DESIGN.md "Commands").
+
+Heavy modules (rich, huggingface_hub, textual) are imported inside the command that needs them, so that
+`size --json` answers in well under 0.2 s (benchmarks/startup.py measures it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from wizard.errors import InputError
+
+EXIT_OK, EXIT_USAGE = 0, 2
+DEFAULT_GPU = "h100-sxm-80gb"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with DESIGN.md's error contract: one line naming what is wrong, exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; expected an integer >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is out of range; expected an integer >= 1")
+    return value
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; expected a fraction in [0.05, 1.0]") from None
+    if not 0.05 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is out of range; expected a fraction in [0.05, 1.0]")
+    return value
+
+
+def build_parser() -> Parser:
+    from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS
+
+    parser = Parser(prog="llm-deploy-wizard", description="Choose how to serve an LLM, with numbers you can check.")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
+
+    size = sub.add_parser("size", help="memory fit of one model on one GPU layout (DOMAIN §2)")
+    size.add_argument("model", help="Hub repo id, catalog id (see `models`) or local folder with config.json")
+    size.add_argument("--gpu", default=DEFAULT_GPU, help=f"catalog GPU id (see `gpus`; default {DEFAULT_GPU})")
+    size.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel size (GPUs per stage)")
+    size.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel size (stages)")
+    size.add_argument("--context", type=positive_int, default=8192, help="P99 prompt + output tokens per request")
+    size.add_argument("--concurrency", type=positive_int, default=1, help="P99 sequences in flight at peak")
+    size.add_argument("--weight-precision", choices=WEIGHT_PRECISIONS, default="auto")
+    size.add_argument("--kv-cache-dtype", choices=KV_DTYPES, default="auto")
+    size.add_argument("--gpu-memory-utilization", type=fraction, default=0.90)
+    size.add_argument("--max-num-batched-tokens", type=positive_int, default=None,
+                      help="vLLM scheduler token budget profiled at start-up (default: vLLM's for this GPU)")
+    size.add_argument("--max-num-seqs", type=positive_int, default=None,
+                      help="vLLM's sequence limit, profiled by the sampler (default: --concurrency)")
+    size.add_argument("--json", action="store_true", help="print one JSON object (DESIGN.md 'JSON output')")
+
+    models = sub.add_parser("models", help="list the bundled model catalog")
+    models.add_argument("--json", action="store_true")
+    gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
+    gpus.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "size":
+            return cmd_size(args)
+        if args.command == "models":
+            return cmd_models(args)
+        if args.command == "gpus":
+            return cmd_gpus(args)
+        return cmd_default()
+    except InputError as e:
+        print(f"llm-deploy-wizard: error: {e.line()}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("llm-deploy-wizard: interrupted", file=sys.stderr)
+        return 130
+
+
+def cmd_default() -> int:
+    """No command: the full-screen wizard belongs here; until it lands, say what works."""
+    build_parser().print_help(sys.stderr if not sys.stdout.isatty() else sys.stdout)
+    return EXIT_USAGE if not (sys.stdin.isatty() and sys.stdout.isatty()) else EXIT_OK
+
+
+def cmd_size(args: argparse.Namespace) -> int:
+    from wizard.sizing.fit import SizeInputs, size
+    from wizard.sources.catalog import find_gpu
+    from wizard.sources.resolve import resolve_model
+
+    gpu = find_gpu(args.gpu)
+    model = resolve_model(args.model)
+    inputs = SizeInputs(
+        tp=args.tp,
+        pp=args.pp,
+        context_tokens=args.context,
+        concurrency=args.concurrency,
+        weight_precision=args.weight_precision,
+        kv_cache_dtype=args.kv_cache_dtype,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        max_num_seqs=args.max_num_seqs,
+    )
+    result = size(model, gpu, inputs)
+    if args.json:
+        from wizard.sizing.size_json import size_json
+
+        print(json.dumps(size_json(result), indent=2))
+    else:
+        from wizard.report import print_size
+
+        print_size(result)
+    return EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from wizard.sources.catalog import model_entries
+
+    entries = model_entries()
+    if args.json:
+        print(json.dumps([{"id": e.id, "family": e.family, "aliases": list(e.aliases), "source": e.source} for e in entries], indent=2))
+        return EXIT_OK
+    from wizard.report import print_models
+
+    print_models(entries)
+    return EXIT_OK
+
+
+def cmd_gpus(args: argparse.Namespace) -> int:
+    from wizard.sources.catalog import gpu_catalog
+
+    gpus = gpu_catalog()
+    if args.json:
+        print(json.dumps([{k: getattr(g, k) for k in g.__dataclass_fields__} for g in gpus], indent=2))
+        return EXIT_OK
+    from wizard.report import print_gpus
+
+    print_gpus(gpus)
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    raise SystemExit(main())

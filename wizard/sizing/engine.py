@@ -1,0 +1,16 @@
+"""The serving engine the plans target, and the scheduler defaults its memory profile depends on."""
+
+from __future__ import annotations
+
+from wizard.specs import GpuSpec
+
+VLLM_VERSION = "0.33.0"  # one pinned target: flags are checked against it, images are tagged with it
+BLOCK_SIZE = 16  # tokens per KV block (vLLM's CUDA default); capacity is rounded down to whole blocks
+GIB = 2**30
+
+
+def default_max_num_batched_tokens(gpu: GpuSpec) -> int:
+    """`vllm serve` default for the V1 engine: 8192 on GPUs with >= 70 GiB that are not A100s, else 2048
+    (vllm/engine/arg_utils.py, _set_default_args, usage context OPENAI_API_SERVER)."""
+    large = gpu.memory_reported_bytes >= 70 * GIB and "a100" not in gpu.id
+    return 8192 if large else 2048

@@ -1,0 +1,128 @@
+"""Does it fit? weights + KV(concurrency × context) + activations + reserve ≤ GPU memory × utilization (DOMAIN §2).
+
+Per GPU of a TP × PP layout, against the memory the driver reports (not the marketed size), with vLLM's
+budget rule for the KV capacity: pool = reported × utilization − weights − activation peak − non-torch memory,
+capacity = pool / KV bytes per token, rounded down to whole blocks (sizing-notes "vLLM's budget rule").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wizard.errors import InputError
+from wizard.sizing.activations import ActivationPeak, activation_peak
+from wizard.sizing.engine import BLOCK_SIZE, default_max_num_batched_tokens
+from wizard.sizing.kv_cache import KvShape, kv_shape
+from wizard.sizing.layout import check_layout
+from wizard.sizing.params import ParamCount, count_params
+from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS, weight_format
+from wizard.sizing.reserve import Reserve, framework_reserve
+from wizard.sizing.weights import WeightBytes, weight_bytes
+from wizard.specs import GpuSpec, ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class SizeInputs:
+    """What a sizing question fixes (units: tokens, sequences, fraction of memory)."""
+
+    tp: int = 1
+    pp: int = 1
+    context_tokens: int = 8192
+    concurrency: int = 1
+    weight_precision: str = "auto"
+    kv_cache_dtype: str = "auto"
+    gpu_memory_utilization: float = 0.90
+    max_num_batched_tokens: int | None = None  # None: the engine default for this GPU
+    max_num_seqs: int | None = None  # None: the concurrency (the starter repo pins --max-num-seqs to it)
+
+
+@dataclass(frozen=True, slots=True)
+class SizeResult:
+    """Everything `size` reports, per GPU, in bytes and tokens."""
+
+    model: ModelSpec
+    gpu: GpuSpec
+    inputs: SizeInputs
+    params: ParamCount
+    weights: WeightBytes
+    kv: KvShape
+    kv_cache_bytes: int  # concurrency sequences of context tokens
+    activation: ActivationPeak
+    reserve: Reserve
+    usable_bytes: int
+    kv_capacity_tokens: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weights.per_gpu + self.kv_cache_bytes + self.activation.peak + self.reserve.total
+
+    @property
+    def headroom_bytes(self) -> int:
+        return self.usable_bytes - self.total_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.headroom_bytes >= 0
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return self.kv.bytes_per_token(self.inputs.context_tokens)
+
+    @property
+    def max_concurrency(self) -> float:
+        return self.kv_capacity_tokens / self.inputs.context_tokens
+
+    @property
+    def gpus(self) -> int:
+        return self.inputs.tp * self.inputs.pp
+
+
+def validate_inputs(i: SizeInputs) -> None:
+    """Reject out-of-range inputs by name before any arithmetic."""
+    if i.weight_precision not in WEIGHT_PRECISIONS:
+        raise InputError("weight_precision", i.weight_precision, "accepted: " + ", ".join(WEIGHT_PRECISIONS))
+    if i.kv_cache_dtype not in KV_DTYPES:
+        raise InputError("kv_cache_dtype", i.kv_cache_dtype, "accepted: " + ", ".join(KV_DTYPES))
+    if not 0.05 <= i.gpu_memory_utilization <= 1.0:
+        raise InputError("gpu_memory_utilization", i.gpu_memory_utilization, "expected a fraction in [0.05, 1.0]")
+    for name in ("context_tokens", "concurrency"):
+        value = getattr(i, name)
+        if value < 1:
+            raise InputError(name, value, "expected an integer >= 1")
+    for name in ("max_num_batched_tokens", "max_num_seqs"):
+        value = getattr(i, name)
+        if value is not None and value < 1:
+            raise InputError(name, value, "expected an integer >= 1")
+
+
+def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
+    """Size one layout of one model on one GPU type. Raises InputError for inputs or layouts an engine rejects."""
+    validate_inputs(inputs)
+    fmt = weight_format(model, inputs.weight_precision)
+    aligned = fmt.from_checkpoint and fmt.name in ("int4", "int8", "fp8")
+    check_layout(model, inputs.tp, inputs.pp, fmt.name, fmt.group_size if aligned else None, fmt.block if aligned else None)
+    params = count_params(model)
+    weights = weight_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp)
+    kv = kv_shape(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp)
+    batched = inputs.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
+    seqs = inputs.max_num_seqs or inputs.concurrency
+    act = activation_peak(model, inputs.tp, batched, seqs)
+    reserve = framework_reserve(inputs.tp, inputs.pp)
+    usable = int(gpu.memory_reported_bytes * inputs.gpu_memory_utilization)
+    pool = usable - weights.per_gpu - act.peak - reserve.total
+    per_token = kv.bytes_per_token(inputs.context_tokens)
+    capacity = max(0, pool) // per_token // BLOCK_SIZE * BLOCK_SIZE if per_token else 0
+    kv_bytes = kv.bytes_per_sequence(inputs.context_tokens) * inputs.concurrency
+    return SizeResult(
+        model=model,
+        gpu=gpu,
+        inputs=inputs,
+        params=params,
+        weights=weights,
+        kv=kv,
+        kv_cache_bytes=kv_bytes,
+        activation=act,
+        reserve=reserve,
+        usable_bytes=usable,
+        kv_capacity_tokens=capacity,
+    )

@@ -1,0 +1,76 @@
+"""KV cache bytes per token and per sequence, per GPU (DOMAIN §2: layers × 2 × KV heads × head dim × bytes).
+
+- Standard / GQA / MQA: 2 × kv_heads × head_dim × bytes per full-attention layer; under TP each rank keeps
+  kv_heads / TP heads, or one replicated head when kv_heads < TP.
+- MLA (DeepSeek): (kv_lora_rank + qk_rope_head_dim) × bytes per layer, no factor 2, replicated on every rank.
+- Sliding-window layers keep at most `sliding_window` tokens of each sequence (vLLM's hybrid KV cache manager,
+  the default of the V1 engine, allocates them that way; V0 allocated the full context).
+- Linear-attention / Mamba layers keep a fixed state per sequence, not per token.
+Only the layers of one PP stage live on a GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wizard.sizing.layout import stage_layers
+from wizard.specs import FULL, LINEAR, SLIDING, ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class KvShape:
+    """Per GPU of the heaviest stage: bytes per token of full layers, of sliding layers, and fixed state."""
+
+    full_bytes_per_token: int  # layers that keep the whole context
+    sliding_bytes_per_token: int  # layers capped at `window` tokens
+    window: int | None
+    state_bytes_per_sequence: int  # linear-attention layers
+    element_bytes: int
+
+    def bytes_per_sequence(self, context: int) -> int:
+        """KV bytes one sequence of `context` tokens holds on this GPU."""
+        capped = min(context, self.window) if self.window else context
+        return self.full_bytes_per_token * context + self.sliding_bytes_per_token * capped + self.state_bytes_per_sequence
+
+    def bytes_per_token(self, context: int) -> int:
+        """Average KV bytes per token at this context (equals the plain per-token figure without windows/state)."""
+        return -(-self.bytes_per_sequence(context) // context)
+
+    @property
+    def uncapped_bytes_per_token(self) -> int:
+        """Per-token bytes if every attention layer kept the whole context (what V0 and most calculators assume)."""
+        return self.full_bytes_per_token + self.sliding_bytes_per_token
+
+
+def kv_element_bytes(m: ModelSpec, kv_dtype: str) -> int:
+    """Bytes per cached element: fp8 → 1; auto → the model's 16-bit dtype (vLLM's --kv-cache-dtype auto)."""
+    return 1 if kv_dtype == "fp8" else m.dtype_bytes
+
+
+def kv_heads_per_rank(m: ModelSpec, tp: int) -> int:
+    """KV heads each TP rank stores: split evenly, or one (replicated) when there are fewer heads than ranks."""
+    return max(1, m.num_kv_heads // tp)
+
+
+def kv_shape(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1) -> KvShape:
+    """KV layout on the GPU that holds the most of it (PP stages can differ by one layer)."""
+    e = kv_element_bytes(m, kv_dtype)
+    if m.mla is not None:
+        per_layer = (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * e
+    else:
+        per_layer = 2 * kv_heads_per_rank(m, tp) * m.head_dim * e
+    state = m.linear.state_bytes_per_sequence // tp if m.linear is not None else 0
+    best: KvShape | None = None
+    for lo, hi in stage_layers(m.num_layers, pp):
+        kinds = m.layer_kinds[lo:hi]
+        shape = KvShape(
+            full_bytes_per_token=per_layer * kinds.count(FULL),
+            sliding_bytes_per_token=per_layer * kinds.count(SLIDING),
+            window=m.sliding_window,
+            state_bytes_per_sequence=state * kinds.count(LINEAR),
+            element_bytes=e,
+        )
+        if best is None or shape.bytes_per_sequence(4096) > best.bytes_per_sequence(4096):
+            best = shape
+    assert best is not None
+    return best

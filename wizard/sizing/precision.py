@@ -1,0 +1,67 @@
+"""Deployed weight precision: resolve `auto` against the checkpoint and describe the storage format (DOMAIN §2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wizard.specs import ModelSpec
+
+WEIGHT_PRECISIONS = ("auto", "bf16", "fp16", "fp8", "int8", "int4")
+KV_DTYPES = ("auto", "fp8")
+
+
+@dataclass(frozen=True, slots=True)
+class WeightFormat:
+    """How quantizable linear weights are stored. Bytes are exact per format (sizing-notes "Quantized checkpoints")."""
+
+    name: str  # bf16, fp16, fp8, int8, int4, mxfp4 (shown to the user)
+    bits: int  # bits per weight value
+    group_size: int | None = None  # one scale (and zero) per this many input weights
+    scale_bytes: int = 2  # bytes per group scale (fp16 for AWQ/GPTQ, 1 for MX e8m0, 4 for fp32 FP8 block scales)
+    zero_bits: int = 0  # bits per group zero point (AWQ/GPTQ pack 4-bit zeros)
+    block: tuple[int, int] | None = None  # FP8 block quantization (rows, cols) with one fp32 scale per block
+    per_channel_scale: bool = False  # one 16-bit scale per output row (int8 w8a8 channel-wise)
+    g_idx: bool = False  # GPTQ act-order: one int32 per input channel
+    from_checkpoint: bool = False  # the format is the checkpoint's own (no conversion at load)
+
+
+def weight_format(m: ModelSpec, precision: str) -> WeightFormat:
+    """The storage format vLLM would use for `precision` on this checkpoint; `auto` means the checkpoint's own."""
+    q = m.quant
+    if precision == "auto":
+        if q is None:
+            return WeightFormat("bf16", 16, from_checkpoint=True)
+        return _checkpoint_format(q)
+    if q is not None and _checkpoint_format(q).name == precision:
+        return _checkpoint_format(q)
+    if precision in ("bf16", "fp16"):
+        return WeightFormat(precision, 16)
+    if precision == "fp8":  # vLLM --quantization fp8 on a 16-bit checkpoint: dynamic, per-tensor scale
+        return WeightFormat("fp8", 8, scale_bytes=4)
+    if precision == "int8":  # w8a8 / GPTQ-8bit style: one 16-bit scale per output channel
+        return WeightFormat("int8", 8, per_channel_scale=True)
+    if precision == "int4":  # AWQ/GPTQ defaults: group 128, fp16 scales, 4-bit zeros
+        return WeightFormat("int4", 4, group_size=128, scale_bytes=2, zero_bits=4)
+    raise ValueError(precision)
+
+
+def _checkpoint_format(q) -> WeightFormat:
+    if q.method == "mxfp4":
+        return WeightFormat("mxfp4", 4, group_size=32, scale_bytes=1, from_checkpoint=True)
+    if q.bits == 8 and q.method in ("fp8", "modelopt") or (q.method == "compressed-tensors" and q.bits == 8 and q.block_size):
+        return WeightFormat("fp8", 8, block=q.block_size, scale_bytes=4, from_checkpoint=True)
+    if q.bits == 8:
+        if q.group_size:
+            return WeightFormat("int8", 8, group_size=q.group_size, scale_bytes=2, from_checkpoint=True)
+        return WeightFormat("int8", 8, per_channel_scale=True, from_checkpoint=True)
+    if q.method == "bitsandbytes":  # NF4: one fp32 absmax per 64 weights (before double quantization)
+        return WeightFormat("int4", 4, group_size=q.group_size or 64, scale_bytes=4, from_checkpoint=True)
+    return WeightFormat(
+        "int4",
+        q.bits,
+        group_size=q.group_size,
+        scale_bytes=2,
+        zero_bits=q.bits if q.method in ("awq", "gptq") else 0,
+        g_idx=q.desc_act,
+        from_checkpoint=True,
+    )

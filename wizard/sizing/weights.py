@@ -1,0 +1,90 @@
+"""Weight bytes at the deployed precision, whole and per GPU of a TP × PP layout (DOMAIN §2: params × bits / 8).
+
+Only projection matrices are quantized; embeddings, norms, routers, biases and towers stay 16-bit, as do
+modules the checkpoint lists in modules_to_not_convert. Group scales/zeros, FP8 block scales and GPTQ g_idx
+are counted exactly from the storage format.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+from wizard.sizing.layout import stage_layers
+from wizard.sizing.precision import WeightFormat, weight_format
+from wizard.sizing.tensors import LINEAR_W, LM_HEAD, REPLICATED_W, VECTOR, VISION, ROUTER, Tensor, inventory
+from wizard.specs import ModelSpec
+
+QUANTIZABLE = (LINEAR_W, REPLICATED_W)
+NOT_SPLIT = (VECTOR, ROUTER, REPLICATED_W, VISION)  # replicated on every TP rank
+
+
+@dataclass(frozen=True, slots=True)
+class WeightBytes:
+    """Bytes of weights: the whole model, and the heaviest GPU of the layout (its PP stage, its TP share)."""
+
+    total: int
+    per_gpu: int
+    format: WeightFormat
+    exact: bool  # scaled to the byte count of the safetensors headers
+    per_stage: tuple[int, ...]  # per GPU of each PP stage
+
+
+def tensor_bytes(t: Tensor, fmt: WeightFormat, m: ModelSpec) -> int:
+    """Bytes of one tensor stored in `fmt` (16-bit when it is not a quantizable projection)."""
+    n = t.rows * t.cols
+    if t.role not in QUANTIZABLE or fmt.bits >= 16 or _not_converted(t.name, m):
+        return n * 2 * t.copies
+    b = n * fmt.bits // 8
+    if fmt.group_size:  # one scale (+ zero) per group of input weights, per output row
+        groups = -(-t.cols // fmt.group_size) * t.rows
+        b += groups * fmt.scale_bytes + groups * fmt.zero_bits // 8
+    if fmt.block:  # one fp32 scale per (block rows × block cols) tile
+        b += -(-t.rows // fmt.block[0]) * -(-t.cols // fmt.block[1]) * fmt.scale_bytes
+    elif fmt.per_channel_scale:
+        b += t.rows * 2
+    elif not fmt.group_size:
+        b += fmt.scale_bytes  # per-tensor scale
+    if fmt.g_idx:
+        b += t.cols * 4
+    return b * t.copies
+
+
+def _not_converted(name: str, m: ModelSpec) -> bool:
+    """modules_to_not_convert / exclude_modules patterns: exact names, prefixes, or globs ('model.layers.*.self_attn')."""
+    if m.quant is None or not m.quant.not_converted:
+        return False
+    if name == "lm_head" and m.quant.method in ("awq", "gptq", "fp8", "modelopt", "compressed-tensors", "mxfp4"):
+        return True  # these loaders keep lm_head unquantized even when the list omits it
+    for pattern in m.quant.not_converted:
+        if name == pattern or name.startswith(pattern + ".") or fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(name, pattern + ".*"):
+            return True
+    return False
+
+
+def weight_bytes(m: ModelSpec, precision: str, tp: int = 1, pp: int = 1) -> WeightBytes:
+    """Total weight bytes and the bytes on the heaviest GPU of a TP × PP layout."""
+    fmt = weight_format(m, precision)
+    tensors = inventory(m)
+    stages = stage_layers(m.num_layers, pp)
+    whole = 0
+    per_stage = [0.0] * pp
+    for t in tensors:
+        b = tensor_bytes(t, fmt, m)
+        whole += b
+        share = b if t.role in NOT_SPLIT else b / tp
+        if t.layer is None:  # embeddings on the first stage; final norm, lm_head on the last; towers first
+            stage = pp - 1 if t.role == LM_HEAD or t.name == "model.norm" else 0
+            if t.role == "embedding" and m.tie_word_embeddings and pp > 1:
+                per_stage[pp - 1] += share  # the tied head is a second copy on the last stage
+        else:
+            stage = next(s for s, (lo, hi) in enumerate(stages) if lo <= t.layer < hi)
+        per_stage[stage] += share
+    exact = False
+    if m.exact is not None and m.exact.bytes and fmt.from_checkpoint and whole:
+        scale = m.exact.bytes / whole  # the headers are the truth; keep the structure's split across GPUs
+        per_stage = [s * scale for s in per_stage]
+        whole = m.exact.bytes
+        exact = True
+    rounded = tuple(int(round(s)) for s in per_stage)
+    return WeightBytes(total=whole, per_gpu=max(rounded), format=fmt, exact=exact, per_stage=rounded)

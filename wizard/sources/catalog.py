@@ -1,0 +1,95 @@
+"""The bundled catalog (offline default): real config.json files of popular models, with their sources."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
+
+from wizard.errors import InputError
+from wizard.sources.hf_config import parse_config
+from wizard.specs import ExactWeights, GpuSpec, ModelSpec
+
+DATA = resources.files("wizard.sources") / "data"
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """One model of the catalog: its id, the config file, and where the facts come from."""
+
+    id: str
+    aliases: tuple[str, ...]
+    config: str
+    quant_config: str | None
+    family: str
+    source: str
+    note: str
+    params: int | None
+    params_source: str
+
+
+@lru_cache(maxsize=1)
+def model_entries() -> tuple[CatalogEntry, ...]:
+    """Every catalog entry, in catalog order."""
+    raw = json.loads((DATA / "models" / "index.json").read_text(encoding="utf-8"))
+    return tuple(
+        CatalogEntry(
+            id=e["id"],
+            aliases=tuple(e.get("aliases") or ()),
+            config=e["config"],
+            quant_config=e.get("quant_config"),
+            family=e.get("family", ""),
+            source=e.get("source", ""),
+            note=e.get("note") or "",
+            params=e.get("params"),
+            params_source=e.get("params_source") or "",
+        )
+        for e in raw["models"]
+    )
+
+
+def find_entry(model_id: str) -> CatalogEntry | None:
+    """The entry whose id or alias matches case-insensitively (Hub ids are case-insensitive)."""
+    key = model_id.strip().lower()
+    for e in model_entries():
+        if e.id.lower() == key or key in (a.lower() for a in e.aliases):
+            return e
+    return None
+
+
+def load_catalog_model(entry: CatalogEntry) -> ModelSpec:
+    """ModelSpec of a catalog entry (its config.json as published, parsed like any other)."""
+    folder = DATA / "models" / "configs"
+    config = json.loads((folder / entry.config).read_text(encoding="utf-8"))
+    quant = json.loads((folder / entry.quant_config).read_text(encoding="utf-8")) if entry.quant_config else None
+    detail = entry.source + (f"; {entry.note}" if entry.note else "")
+    spec = parse_config(config, model_id=entry.id, source="catalog", source_detail=detail, quant_config=quant,
+                        where=f"catalog:{entry.config}")
+    if entry.note:
+        spec = replace(spec, notes=(*spec.notes, entry.note))
+    if entry.params:
+        spec = replace(spec, exact=ExactWeights(params=entry.params, bytes=0, source=entry.params_source))
+    return spec
+
+
+@lru_cache(maxsize=1)
+def gpu_catalog() -> tuple[GpuSpec, ...]:
+    """Every GPU of the bundled catalog (datasheet figures with sources)."""
+    raw = json.loads((DATA / "gpus.json").read_text(encoding="utf-8"))
+    out = []
+    for g in raw["gpus"]:
+        fields = {k: g.get(k) for k in GpuSpec.__dataclass_fields__}
+        fields["sources"] = tuple(g.get("sources") or ())
+        fields["notes"] = tuple(g.get("notes") or ())
+        out.append(GpuSpec(**fields))
+    return tuple(out)
+
+
+def find_gpu(gpu_id: str) -> GpuSpec:
+    """The catalog GPU with this id, or an InputError listing the accepted ids."""
+    key = gpu_id.strip().lower()
+    for g in gpu_catalog():
+        if g.id == key:
+            return g
+    raise InputError("gpu", gpu_id, "accepted: " + ", ".join(g.id for g in gpu_catalog()))

@@ -1,0 +1,363 @@
+"""Turn a Hugging Face `config.json` (a dict) into a ModelSpec: the one parser every source shares.
+
+Each architecture's conventions follow its transformers modelling code (cited per family below). An unknown
+`model_type` with the usual keys is read as a Llama-like decoder and labelled "generic estimate"; missing or
+ill-typed keys raise InputError naming the key, never a silent wrong number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wizard.errors import InputError
+from wizard.specs import FULL, LINEAR, SLIDING, LinearAttentionSpec, MlaSpec, ModelSpec, MoeSpec, QuantSpec
+
+# model_type values this parser knows by name; others fall back to the labelled generic estimate.
+KNOWN_TYPES = {
+    "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text", "phi3", "mixtral",
+    "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "qwen3_next", "granite", "olmo2",
+    "mllama",
+}
+# Families whose MLP is the classic two-matrix (up, down) GELU MLP instead of a gated one.
+TWO_MATRIX_MLP = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "gpt_bigcode"}
+# transformers' default for tie_word_embeddings when config.json omits it (PretrainedConfig says True,
+# but each model config class overrides it; these are the classes that keep True).
+TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text"}
+FOUR_NORM_TYPES = {"gemma2", "gemma3", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
+QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3", "gemma3_text", "olmo2"}
+
+
+class ConfigReader:
+    """Typed access to one config dict, so every error names `where.key` and what was expected."""
+
+    def __init__(self, data: dict[str, Any], where: str) -> None:
+        if not isinstance(data, dict):
+            raise InputError(where, type(data).__name__, "expected a JSON object")
+        self.data = data
+        self.where = where
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def int(self, key: str, default: int | None = None, *, minimum: int = 1) -> int:
+        value = self.data.get(key, default)
+        if value is None:
+            raise InputError(f"{self.where}.{key}", "missing", f"expected an integer >= {minimum}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise InputError(f"{self.where}.{key}", value, f"expected an integer >= {minimum}")
+        return value
+
+    def opt_int(self, key: str, *, minimum: int = 1) -> int | None:
+        return None if self.data.get(key) is None else self.int(key, minimum=minimum)
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise InputError(f"{self.where}.{key}", value, "expected true or false")
+        return value
+
+    def str(self, key: str, default: str = "") -> str:
+        value = self.data.get(key, default)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise InputError(f"{self.where}.{key}", value, "expected a string")
+        return value
+
+    def sub(self, key: str) -> ConfigReader | None:
+        value = self.data.get(key)
+        return None if value is None else ConfigReader(value, f"{self.where}.{key}")
+
+
+def parse_config(
+    config: dict[str, Any],
+    *,
+    model_id: str,
+    source: str,
+    source_detail: str,
+    quant_config: dict[str, Any] | None = None,
+    where: str = "config.json",
+) -> ModelSpec:
+    """Build the ModelSpec of one checkpoint from its config.json (and hf_quant_config.json if present)."""
+    top = ConfigReader(config, where)
+    architecture = (config.get("architectures") or ["unknown"])[0]
+    if not isinstance(architecture, str):
+        raise InputError(f"{where}.architectures", architecture, "expected a list of class names")
+    model_type = top.str("model_type", "unknown")
+    notes: list[str] = []
+
+    # Multimodal checkpoints keep the language model in text_config and the towers beside it.
+    text = top.sub("text_config") or top.sub("language_config")
+    vision_params = 0
+    if text is not None:
+        vision = top.sub("vision_config")
+        if vision is not None:
+            vision_params = _vision_params(vision, text)
+            notes.append(
+                f"multimodal: vision tower and projector ~{vision_params / 1e6:.0f} M parameters, "
+                "estimated from vision_config as a ViT (weights only; no per-token compute)"
+            )
+        lm = text
+        lm_type = text.str("model_type", model_type)
+    else:
+        lm = top
+        lm_type = model_type
+    if lm_type not in KNOWN_TYPES:
+        notes.append(
+            f"generic estimate: model_type {lm_type!r} is not known to this tool; figures assume a Llama-like "
+            "decoder (attention + gated MLP per layer) read from the standard config keys"
+        )
+
+    hidden = lm.int("hidden_size")
+    layers = lm.int("num_hidden_layers")
+    heads = lm.int("num_attention_heads")
+    kv_heads = lm.int("num_key_value_heads", heads)
+    if heads % kv_heads:
+        raise InputError(f"{lm.where}.num_key_value_heads", kv_heads, f"expected a divisor of num_attention_heads ({heads})")
+    head_dim = lm.int("head_dim", hidden // heads) if lm.has("head_dim") else hidden // heads
+    vocab = lm.int("vocab_size")
+    max_pos = lm.int("max_position_embeddings", 2048)
+    tie_default = lm_type in TIED_BY_DEFAULT
+    tie = top.bool("tie_word_embeddings", lm.bool("tie_word_embeddings", tie_default)) if text is not None else lm.bool(
+        "tie_word_embeddings", tie_default
+    )
+    dtype_name = lm.str("torch_dtype", top.str("torch_dtype", top.str("dtype", "bfloat16")))
+    if dtype_name == "float32":
+        notes.append("checkpoint is float32: vLLM serves it in 16-bit by default (dtype auto), sized at 2 bytes")
+
+    mla = _mla(lm) if lm.has("kv_lora_rank") else None
+    moe = _moe(lm, lm_type, layers)
+    intermediate = lm.int("intermediate_size", 0, minimum=0)
+    if moe is not None and lm_type == "gpt_oss":
+        intermediate = 0  # gpt-oss: intermediate_size is the expert width; there is no dense MLP
+    if moe is None and intermediate == 0:
+        raise InputError(f"{lm.where}.intermediate_size", "missing", "expected an integer >= 1 for a dense model")
+
+    kinds, window = _layer_kinds(lm, lm_type, layers)
+    linear = _linear_attention(lm, hidden) if LINEAR in kinds else None
+
+    attention_bias = lm.bool("attention_bias", False)
+    qkv_bias = attention_bias or lm_type == "qwen2" or (lm_type == "qwen2_moe")
+    o_bias = attention_bias and lm_type not in {"qwen2", "qwen2_moe"}
+    if lm.has("qkv_bias"):
+        qkv_bias = lm.bool("qkv_bias", qkv_bias)
+
+    quant = _quant(top.sub("quantization_config") or top.sub("compression_config"), quant_config, notes)
+
+    return ModelSpec(
+        id=model_id,
+        source=source,
+        source_detail=source_detail,
+        architecture=architecture,
+        model_type=lm_type,
+        dtype_bytes=2,
+        hidden_size=hidden,
+        num_layers=layers,
+        num_attention_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        vocab_size=vocab,
+        intermediate_size=intermediate,
+        max_position_embeddings=max_pos,
+        layer_kinds=kinds,
+        sliding_window=window,
+        gated_mlp=lm_type not in TWO_MATRIX_MLP,
+        tie_word_embeddings=tie,
+        qkv_bias=qkv_bias,
+        o_bias=o_bias,
+        mlp_bias=lm.bool("mlp_bias", False),
+        norms_per_layer=4 if lm_type in FOUR_NORM_TYPES else 2,
+        qk_norm=lm_type in QK_NORM_TYPES,
+        attention_sinks=lm_type == "gpt_oss",
+        mla=mla,
+        moe=moe,
+        linear=linear,
+        vision_params=vision_params,
+        quant=quant,
+        notes=tuple(notes),
+    )
+
+
+def _mla(lm: ConfigReader) -> MlaSpec:
+    """DeepSeek V2/V3 multi-head latent attention (modeling_deepseek.py DeepseekV3Attention)."""
+    return MlaSpec(
+        q_lora_rank=lm.opt_int("q_lora_rank"),
+        kv_lora_rank=lm.int("kv_lora_rank"),
+        qk_nope_head_dim=lm.int("qk_nope_head_dim"),
+        qk_rope_head_dim=lm.int("qk_rope_head_dim"),
+        v_head_dim=lm.int("v_head_dim"),
+    )
+
+
+def _moe(lm: ConfigReader, lm_type: str, layers: int) -> MoeSpec | None:
+    """Experts, shared experts and dense layers, with each family's config key names."""
+    experts = lm.opt_int("n_routed_experts") or lm.opt_int("num_local_experts") or lm.opt_int("num_experts")
+    if not experts or experts <= 1:
+        return None
+    per_token = lm.opt_int("num_experts_per_tok") or lm.int("experts_per_token")
+    if lm_type == "gpt_oss" or lm_type == "mixtral" or not lm.has("moe_intermediate_size"):
+        width = lm.int("intermediate_size")  # Mixtral, gpt-oss: intermediate_size is per expert
+    else:
+        width = lm.int("moe_intermediate_size")
+    dense: list[int] = []
+    if lm.has("first_k_dense_replace"):  # DeepSeek: the first k layers keep a dense MLP
+        k = lm.int("first_k_dense_replace", minimum=0)
+        freq = lm.int("moe_layer_freq", 1)
+        dense = [i for i in range(layers) if i < k or (i - k) % freq]
+    else:  # Qwen MoE: mlp_only_layers and decoder_sparse_step
+        only = lm.data.get("mlp_only_layers") or []
+        step = lm.int("decoder_sparse_step", 1)
+        dense = [i for i in range(layers) if i in only or (i + 1) % step]
+    shared = 0
+    shared_width = 0
+    if lm.has("n_shared_experts"):
+        shared = lm.int("n_shared_experts", minimum=0)
+        shared_width = width
+    elif lm.has("shared_expert_intermediate_size") and lm.int("shared_expert_intermediate_size", minimum=0):
+        shared = 1
+        shared_width = lm.int("shared_expert_intermediate_size")
+    return MoeSpec(
+        num_experts=experts,
+        experts_per_token=per_token,
+        expert_intermediate_size=width,
+        shared_experts=shared,
+        shared_intermediate_size=shared_width,
+        dense_layers=tuple(dense),
+        router_bias=lm.str("topk_method") == "noaux_tc" or lm_type == "gpt_oss",
+        expert_bias=lm_type == "gpt_oss",
+    )
+
+
+def _layer_kinds(lm: ConfigReader, lm_type: str, layers: int) -> tuple[tuple[str, ...], int | None]:
+    """Which layers keep the whole context, a sliding window, or a fixed linear-attention state."""
+    window = lm.opt_int("sliding_window")
+    types = lm.data.get("layer_types")
+    if isinstance(types, list) and len(types) == layers:
+        mapping = {
+            "full_attention": FULL, "attention": FULL, "sliding_attention": SLIDING,
+            "linear_attention": LINEAR, "mamba": LINEAR, "mamba2": LINEAR,
+        }
+        kinds = []
+        for i, t in enumerate(types):
+            if t not in mapping:
+                raise InputError(f"{lm.where}.layer_types[{i}]", t, "expected one of " + ", ".join(sorted(mapping)))
+            kinds.append(mapping[t])
+        if SLIDING in kinds and window is None:
+            raise InputError(f"{lm.where}.sliding_window", "missing", "expected an integer: layer_types has sliding layers")
+        return tuple(kinds), window if SLIDING in kinds else None
+    if lm_type == "qwen3_next":  # every full_attention_interval-th layer is full attention, the rest Gated DeltaNet
+        interval = lm.int("full_attention_interval", 4)
+        return tuple(FULL if (i + 1) % interval == 0 else LINEAR for i in range(layers)), None
+    if window is None:
+        return (FULL,) * layers, None
+    if lm_type == "gemma2":  # modeling_gemma2: even layers are local (sliding), odd layers global
+        return tuple(SLIDING if i % 2 == 0 else FULL for i in range(layers)), window
+    if lm_type in {"gemma3", "gemma3_text"}:  # one global layer after every (pattern - 1) local ones
+        pattern = lm.int("sliding_window_pattern", 6)
+        return tuple(FULL if (i + 1) % pattern == 0 else SLIDING for i in range(layers)), window
+    if lm_type in {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}:
+        if not lm.bool("use_sliding_window", False):
+            return (FULL,) * layers, None
+        first_full = lm.int("max_window_layers", layers, minimum=0)  # layers below this index use full attention
+        return tuple(FULL if i < first_full else SLIDING for i in range(layers)), window
+    return (SLIDING,) * layers, window  # Mistral v0.1, Mixtral with a window: every layer slides
+
+
+def _linear_attention(lm: ConfigReader, hidden: int) -> LinearAttentionSpec:
+    """Gated DeltaNet layers of Qwen3-Next (transformers modeling_qwen3_next.Qwen3NextGatedDeltaNet)."""
+    k_heads = lm.int("linear_num_key_heads")
+    v_heads = lm.int("linear_num_value_heads")
+    k_dim = lm.int("linear_key_head_dim")
+    v_dim = lm.int("linear_value_head_dim")
+    kernel = lm.int("linear_conv_kernel_dim", 4)
+    key_dim, value_dim = k_heads * k_dim, v_heads * v_dim
+    conv_dim = 2 * key_dim + value_dim
+    params = (
+        hidden * (2 * key_dim + 2 * value_dim)  # in_proj_qkvz
+        + hidden * 2 * v_heads  # in_proj_ba
+        + conv_dim * kernel  # depthwise conv1d
+        + 2 * v_heads  # dt_bias, A_log
+        + v_dim  # gated RMSNorm over a head
+        + value_dim * hidden  # out_proj
+    )
+    state = (conv_dim * (kernel - 1) + v_heads * k_dim * v_dim) * 2  # conv state + recurrent state, 16-bit
+    return LinearAttentionSpec(
+        params_per_layer=params,
+        state_bytes_per_sequence=state,
+        source="Gated DeltaNet: conv state (2*key_dim+value_dim)*(kernel-1) + recurrent v_heads*k_dim*v_dim, 2 bytes",
+    )
+
+
+def _vision_params(vision: ConfigReader, text: ConfigReader) -> int:
+    """A ViT tower: per layer 4h² + 2hI weights with biases and two LayerNorms, patch/position embeddings, projector."""
+    h = vision.int("hidden_size")
+    inter = vision.int("intermediate_size")
+    n = vision.opt_int("num_hidden_layers") or vision.int("depth")
+    patch = vision.int("patch_size", 14)
+    image = vision.int("image_size", 224)
+    channels = vision.int("num_channels", 3)
+    per_layer = 4 * h * h + 4 * h + 2 * h * inter + h + inter + 4 * h
+    embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
+    projector = h * text.int("hidden_size") + 2 * h
+    return n * per_layer + embeddings + 2 * h + projector
+
+
+def _quant(qc: ConfigReader | None, hf_quant: dict[str, Any] | None, notes: list[str]) -> QuantSpec | None:
+    """Read quantization_config (awq, gptq, fp8, compressed-tensors, mxfp4, bitsandbytes) or modelopt's file."""
+    if hf_quant is not None:  # NVIDIA ModelOpt: hf_quant_config.json beside config.json
+        q = ConfigReader(hf_quant, "hf_quant_config.json").sub("quantization") or ConfigReader({}, "")
+        algo = q.str("quant_algo").upper()
+        bits = 8 if "FP8" in algo or "INT8" in algo else 4
+        return QuantSpec(
+            method="modelopt",
+            bits=bits,
+            group_size=q.opt_int("group_size"),
+            not_converted=tuple(q.data.get("exclude_modules") or ()),
+            kv_cache_fp8="FP8" in q.str("kv_cache_quant_algo").upper(),
+        )
+    if qc is None:
+        return None
+    method = qc.str("quant_method", "unknown").lower()
+    skip = tuple(qc.data.get("modules_to_not_convert") or qc.data.get("ignored_layers") or qc.data.get("ignore") or ())
+    if method in {"awq", "gptq", "awq_marlin", "gptq_marlin"}:
+        bits = qc.opt_int("bits") or qc.int("w_bit")
+        group = qc.data.get("group_size", qc.data.get("q_group_size", 128))
+        return QuantSpec(
+            method=method.split("_")[0],
+            bits=bits,
+            group_size=group if isinstance(group, int) and group > 0 else None,
+            not_converted=skip,
+            desc_act=qc.bool("desc_act", False),
+        )
+    if method == "fp8":
+        block = qc.data.get("weight_block_size")
+        return QuantSpec(
+            method="fp8",
+            bits=8,
+            block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None,
+            not_converted=skip,
+        )
+    if method == "mxfp4":  # OCP MX: 4-bit values with one 8-bit shared exponent per 32 values
+        return QuantSpec(method="mxfp4", bits=4, group_size=32, not_converted=skip)
+    if method == "compressed-tensors":
+        groups = qc.data.get("config_groups") or {}
+        weights = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None)
+        if not isinstance(weights, dict):
+            notes.append("compressed-tensors config without weight settings: sized as 16-bit")
+            return None
+        block = weights.get("block_structure")
+        return QuantSpec(
+            method="compressed-tensors",
+            bits=int(weights.get("num_bits", 8)),
+            group_size=weights.get("group_size") if weights.get("strategy") == "group" else None,
+            block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None,
+            not_converted=skip,
+        )
+    if method == "bitsandbytes":
+        four = qc.bool("load_in_4bit", False)
+        return QuantSpec(method="bitsandbytes", bits=4 if four else 8, group_size=64 if four else None, not_converted=skip)
+    notes.append(f"quantization method {method!r} is not modelled: weights sized at 16-bit (an overestimate)")
+    return None
+

@@ -1,0 +1,66 @@
+"""A local checkpoint folder: config.json (+ hf_quant_config.json), and exact sizes from *.safetensors headers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from wizard.errors import InputError
+from wizard.sources.hf_config import parse_config
+from wizard.sources.safetensors_header import count_tensors, read_header
+from wizard.specs import ExactWeights, ModelSpec
+
+# Tensor name endings that are quantization metadata, not weights: present means header elements are not params.
+QUANT_METADATA = ("scale_inv", "weight_scale", "input_scale", ".scales", ".qzeros", ".g_idx", ".qweight", "_blocks", "_scales")
+
+
+def read_json(path: Path, what: str) -> dict:
+    """Parse a JSON file, turning every failure into one line that names the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(what, str(path), f"could not be read ({e.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(what, str(path), f"is not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise InputError(what, str(path), "expected a JSON object")
+    return data
+
+
+def exact_from_headers(headers: list[dict], config: dict, where: str) -> ExactWeights:
+    """Exact bytes (and params, when the tensors are unpacked weights) from safetensors headers."""
+    text = config.get("text_config") or config
+    first_extra = text.get("num_hidden_layers") if text.get("num_nextn_predict_layers") else None
+    params, total, _ = count_tensors(headers, first_extra if isinstance(first_extra, int) else None)
+    packed = any(name.endswith(QUANT_METADATA) for h in headers for name in h)
+    return ExactWeights(params=None if packed else params, bytes=total, source=f"safetensors headers ({where})")
+
+
+def load_local(folder: Path) -> ModelSpec:
+    """ModelSpec of a checkpoint folder; reads only config files and safetensors headers."""
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise InputError("model", str(folder), "a local folder must contain config.json")
+    config = read_json(config_path, "config.json")
+    quant_path = folder / "hf_quant_config.json"
+    quant = read_json(quant_path, "hf_quant_config.json") if quant_path.is_file() else None
+    spec = parse_config(
+        config,
+        model_id=str(folder),
+        source="local",
+        source_detail=str(config_path),
+        quant_config=quant,
+        where=str(config_path),
+    )
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        return spec
+    headers = [read_header(f) for f in files]
+    exact = exact_from_headers(headers, config, f"{len(files)} file(s) in {folder}")
+    return _with_exact(spec, exact)
+
+
+def _with_exact(spec: ModelSpec, exact: ExactWeights) -> ModelSpec:
+    from dataclasses import replace
+
+    return replace(spec, exact=exact)

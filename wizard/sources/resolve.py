@@ -1,0 +1,40 @@
+"""MODEL → ModelSpec: a local folder, the bundled catalog, or the Hugging Face Hub, in that order."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from wizard.errors import InputError
+from wizard.sources.catalog import find_entry, load_catalog_model
+from wizard.specs import ModelSpec
+
+# Hub repo ids: owner/name of letters, digits, '-', '_', '.' (huggingface_hub's validate_repo_id rules).
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}$")
+
+
+def resolve_model(text: str) -> ModelSpec:
+    """Find the model a user named: a folder with config.json, a catalog id, or a Hub repo id."""
+    name = text.strip()
+    if not name:
+        raise InputError("model", text, "expected a Hub repo id (owner/name), a catalog id or a local folder")
+    path = Path(name).expanduser()
+    if path.is_dir():
+        from wizard.sources.local import load_local
+
+        return load_local(path)
+    entry = find_entry(name)
+    if entry is not None:
+        return load_catalog_model(entry)
+    if name.startswith((".", "/", "~")) or os.sep in name and not HUB_ID.match(name):
+        raise InputError("model", name, "no such folder; a local model is a folder containing config.json")
+    if not HUB_ID.match(name):
+        raise InputError(
+            "model", name,
+            "expected a Hub repo id like meta-llama/Llama-3.1-8B-Instruct, a catalog id (llm-deploy-wizard models) "
+            "or a local folder with config.json",
+        )
+    from wizard.sources.hub import load_hub  # huggingface_hub is imported only when the Hub is needed
+
+    return load_hub(name)

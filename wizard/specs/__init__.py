@@ -1,0 +1,27 @@
+"""Specs: the plain data every layer shares. No logic beyond derived labels, no I/O."""
+
+from wizard.specs.gpu import GpuSpec
+from wizard.specs.model import (
+    FULL,
+    LINEAR,
+    SLIDING,
+    ExactWeights,
+    LinearAttentionSpec,
+    MlaSpec,
+    ModelSpec,
+    MoeSpec,
+    QuantSpec,
+)
+
+__all__ = [
+    "FULL",
+    "LINEAR",
+    "SLIDING",
+    "ExactWeights",
+    "GpuSpec",
+    "LinearAttentionSpec",
+    "MlaSpec",
+    "ModelSpec",
+    "MoeSpec",
+    "QuantSpec",
+]

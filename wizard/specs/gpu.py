@@ -1,0 +1,29 @@
+"""GpuSpec: one accelerator type as the catalog describes it (datasheet figures with sources)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    """A GPU type. Memory in bytes, bandwidth in bytes/s, compute in FLOP/s (dense, no sparsity)."""
+
+    id: str  # lowercase catalog id, e.g. h100-sxm-80gb
+    name: str
+    vendor: str
+    memory_marketed_bytes: int  # what the datasheet says (GB = 1e9 or GiB as the vendor means it)
+    memory_reported_bytes: int  # what CUDA/ROCm reports as total: the base of vLLM's budget (DOMAIN §2)
+    memory_reported_source: str  # "observed: <log>" or "estimated: <rule>"
+    mem_bw_bytes_s: float
+    bf16_flops: float | None
+    fp8_flops: float | None
+    int8_ops: float | None
+    fp8_support: bool
+    interconnect: str
+    interconnect_bytes_s: float | None  # per GPU, one direction, within a node
+    nvlink: bool  # fast intra-node fabric (NVLink/XGMI) vs PCIe only
+    gpus_per_node: int
+    tdp_w: int | None
+    sources: tuple[str, ...]
+    notes: tuple[str, ...] = ()

@@ -1,0 +1,126 @@
+"""ModelSpec: the architecture facts of one model that sizing needs, built by `wizard.sources`.
+
+Specs are frozen stdlib dataclasses, not pydantic models: importing pydantic costs ~0.2 s on a 2-core
+machine, which alone would break the `size --json` budget (benchmarks/startup.py). Pydantic validates the
+same dataclasses where untrusted input enters (answers files, trees, catalog tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Per-layer attention kinds (DOMAIN §2; sizing-notes "KV cache per token").
+FULL = "full"  # keeps every token of the context
+SLIDING = "sliding"  # keeps at most `sliding_window` tokens
+LINEAR = "linear"  # linear attention / Mamba: a fixed-size state per sequence, no per-token cache
+
+
+@dataclass(frozen=True, slots=True)
+class MlaSpec:
+    """Multi-head latent attention (DeepSeek V2/V3): low-rank q and a compressed kv latent."""
+
+    q_lora_rank: int | None  # None: q is projected directly from the hidden state (DeepSeek-V2-Lite)
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True, slots=True)
+class MoeSpec:
+    """Mixture of experts: which layers are sparse and how big each expert is."""
+
+    num_experts: int  # routed experts per sparse layer
+    experts_per_token: int  # routed experts a token visits
+    expert_intermediate_size: int
+    shared_experts: int = 0  # always-on experts (DeepSeek, Qwen2-MoE): counted in active params
+    shared_intermediate_size: int = 0  # per shared expert
+    dense_layers: tuple[int, ...] = ()  # layer indices with a dense MLP instead (first_k_dense_replace, mlp_only_layers)
+    router_bias: bool = False  # e_score_correction_bias (DeepSeek-V3) or router bias (gpt-oss)
+    expert_bias: bool = False  # biases inside experts (gpt-oss)
+
+
+@dataclass(frozen=True, slots=True)
+class LinearAttentionSpec:
+    """Linear-attention / SSM layers of a hybrid model: parameters per layer and state per sequence."""
+
+    params_per_layer: int  # every weight of one such layer's mixer (norms included)
+    state_bytes_per_sequence: int  # conv + recurrent state of one layer, whole (before TP split), at its own dtype
+    source: str  # formula used, for the rationale
+
+
+@dataclass(frozen=True, slots=True)
+class QuantSpec:
+    """How the checkpoint itself is quantized (quantization_config / hf_quant_config.json)."""
+
+    method: str  # awq, gptq, fp8, compressed-tensors, mxfp4, bitsandbytes, modelopt
+    bits: int  # weight bits (4, 8)
+    group_size: int | None = None  # int4/int8 group-wise scales
+    block_size: tuple[int, int] | None = None  # fp8 block scales, e.g. (128, 128)
+    not_converted: tuple[str, ...] = ()  # module name patterns kept at 16-bit (modules_to_not_convert)
+    kv_cache_fp8: bool = False  # checkpoint ships fp8 KV scales (modelopt kv_cache_quant_algo)
+    desc_act: bool = False  # GPTQ act-order: one int32 g_idx per input channel
+
+
+@dataclass(frozen=True, slots=True)
+class ExactWeights:
+    """Counted from safetensors headers (or stated by the catalog's source): no arithmetic involved."""
+
+    params: int | None  # parameters of the checkpoint, MTP/draft layers excluded; None when packed (int4 words)
+    bytes: int  # bytes of the tensors as stored (exact whatever the packing)
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """Everything the sizing core needs to know about one model (units: elements, tokens, layers)."""
+
+    id: str
+    source: str  # catalog | local | hub
+    source_detail: str  # file or URL the facts came from, and caveats
+    architecture: str  # e.g. LlamaForCausalLM
+    model_type: str
+    dtype_bytes: int  # checkpoint dtype of unquantized tensors (2 for bf16/fp16, 4 for fp32)
+    hidden_size: int
+    num_layers: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    intermediate_size: int  # dense MLP width (0 when every layer is MoE)
+    max_position_embeddings: int
+    layer_kinds: tuple[str, ...]  # FULL / SLIDING / LINEAR, one per layer
+    sliding_window: int | None = None
+    gated_mlp: bool = True  # SwiGLU/GeGLU: gate, up, down (3 matrices); classic GELU MLP: 2
+    tie_word_embeddings: bool = False
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    norms_per_layer: int = 2  # RMSNorm/LayerNorm weight vectors of width hidden_size per layer
+    qk_norm: bool = False  # per-head q/k norms (Qwen3, gemma-3)
+    attention_sinks: bool = False  # one learned scalar per head (gpt-oss)
+    mla: MlaSpec | None = None
+    moe: MoeSpec | None = None
+    linear: LinearAttentionSpec | None = None
+    vision_params: int = 0  # multimodal towers and projectors: weights in memory, no compute per text token
+    quant: QuantSpec | None = None
+    exact: ExactWeights | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)  # caveats shown with every figure (generic estimate, sibling config)
+
+    @property
+    def attention(self) -> str:
+        """Attention family for display: mla, mha, mqa, gqa; 'hybrid' is added when linear layers exist."""
+        if self.mla is not None:
+            kind = "mla"
+        elif self.num_kv_heads == self.num_attention_heads:
+            kind = "mha"
+        elif self.num_kv_heads == 1:
+            kind = "mqa"
+        else:
+            kind = "gqa"
+        extras = []
+        if SLIDING in self.layer_kinds:
+            extras.append("sliding-window")
+        if LINEAR in self.layer_kinds:
+            extras.append("hybrid-linear")
+        return "+".join([kind, *extras])
