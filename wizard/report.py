@@ -68,7 +68,9 @@ def print_size(r: SizeResult, console: Console | None = None) -> None:
         "reserve",
         f"{r.reserve.total:,}",
         gib(r.reserve.total),
-        "non-torch memory (CUDA context, cuBLAS)" + (" + NCCL / all-reduce buffers" if r.reserve.communication else ""),
+        "non-torch memory (CUDA context, cuBLAS)"
+        + (" + NCCL / all-reduce buffers" if r.reserve.communication else "")
+        + (" + CUDA graph pool (budgeted since vLLM 0.21)" if r.reserve.cuda_graphs else ""),
     )
     t.add_row("[bold]total", f"[bold]{r.total_bytes:,}", f"[bold]{gib(r.total_bytes)}", "")
     t.add_row("usable", f"{r.usable_bytes:,}", gib(r.usable_bytes), f"{gib(g.memory_reported_bytes)} × {i.gpu_memory_utilization}")

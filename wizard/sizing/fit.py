@@ -34,6 +34,7 @@ class SizeInputs:
     gpu_memory_utilization: float = 0.90
     max_num_batched_tokens: int | None = None  # None: the engine default for this GPU
     max_num_seqs: int | None = None  # None: the concurrency (the starter repo pins --max-num-seqs to it)
+    cuda_graphs_in_budget: bool = True  # False for --enforce-eager or engines before vLLM 0.21
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +106,9 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     weights = weight_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp)
     kv = kv_shape(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp)
     batched = inputs.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
-    seqs = inputs.max_num_seqs or inputs.concurrency
+    seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
     act = activation_peak(model, inputs.tp, batched, seqs)
-    reserve = framework_reserve(inputs.tp, inputs.pp)
+    reserve = framework_reserve(inputs.tp, inputs.pp, inputs.cuda_graphs_in_budget)
     usable = int(gpu.memory_reported_bytes * inputs.gpu_memory_utilization)
     pool = usable - weights.per_gpu - act.peak - reserve.total
     per_token = kv.bytes_per_token(inputs.context_tokens)

@@ -25,6 +25,15 @@ TWO_MATRIX_MLP = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "
 TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 FOUR_NORM_TYPES = {"gemma2", "gemma3", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
 QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3", "gemma3_text", "olmo2"}
+# Keys that published configs omit because transformers' config class supplies them (checked in
+# transformers configuration_gemma3.py, Gemma3TextConfig.__init__ defaults): gemma-3 4b's text_config lists
+# only hidden_size, intermediate_size, num_hidden_layers and sliding_window.
+CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {
+        "vocab_size": 262208, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+        "max_position_embeddings": 131072, "sliding_window": 4096, "sliding_window_pattern": 6,
+    },
+}
 
 
 class ConfigReader:
@@ -99,8 +108,12 @@ def parse_config(
                 f"multimodal: vision tower and projector ~{vision_params / 1e6:.0f} M parameters, "
                 "estimated from vision_config as a ViT (weights only; no per-token compute)"
             )
-        lm = text
         lm_type = text.str("model_type", model_type)
+        filled = sorted(k for k in CLASS_DEFAULTS.get(lm_type, {}) if text.data.get(k) is None)
+        if filled:
+            text = ConfigReader({**CLASS_DEFAULTS[lm_type], **{k: v for k, v in text.data.items() if v is not None}}, text.where)
+            notes.append(f"{', '.join(filled)} not in config.json: taken from transformers' {lm_type} config defaults")
+        lm = text
     else:
         lm = top
         lm_type = model_type
@@ -294,7 +307,7 @@ def _vision_params(vision: ConfigReader, text: ConfigReader) -> int:
     """A ViT tower: per layer 4h² + 2hI weights with biases and two LayerNorms, patch/position embeddings, projector."""
     h = vision.int("hidden_size")
     inter = vision.int("intermediate_size")
-    n = vision.opt_int("num_hidden_layers") or vision.int("depth")
+    n = (vision.opt_int("num_hidden_layers") or vision.int("depth")) + (vision.opt_int("num_global_layers") or 0)
     patch = vision.int("patch_size", 14)
     image = vision.int("image_size", 224)
     channels = vision.int("num_channels", 3)

@@ -1,0 +1,134 @@
+"""`llm-deploy-wizard size` as a user runs it: the figures of issue #2's "Done means", JSON shape, errors."""
+
+from __future__ import annotations
+
+import json
+
+from cli_run import assert_one_line_error, run_cli
+
+# DESIGN.md "JSON output": size --json prints exactly these fields (performance comes with --prompt-tokens).
+SIZE_KEYS = {
+    "model", "gpu", "parallel", "inputs", "per_gpu_bytes", "usable_bytes", "headroom_bytes", "fits",
+    "kv_bytes_per_token", "kv_capacity_tokens", "max_concurrency",
+}
+MODEL_KEYS = {"id", "source", "architecture", "params_total", "params_active", "layers", "attention_heads", "kv_heads",
+              "head_dim", "attention"}
+
+
+def test_llama_8b_on_h100_offline():
+    r = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb", "--context", "8192",
+                "--concurrency", "16", "--json")
+    assert r.code == 0, r.err
+    d = r.json()
+    assert set(d) == SIZE_KEYS
+    assert set(d["model"]) == MODEL_KEYS
+    assert set(d["per_gpu_bytes"]) == {"weights", "kv_cache", "activations", "reserve", "total"}
+    assert d["model"]["params_total"] == 8_030_261_248
+    assert d["per_gpu_bytes"]["weights"] == 16_060_522_496  # 8,030,261,248 × 2 bytes
+    assert d["kv_bytes_per_token"] == 131_072  # 2 × 32 layers × 8 KV heads × 128 × 2 bytes
+    assert d["per_gpu_bytes"]["kv_cache"] == 16 * 8192 * 131_072
+    assert d["model"]["source"] == "catalog"
+    parts = d["per_gpu_bytes"]
+    assert parts["total"] == parts["weights"] + parts["kv_cache"] + parts["activations"] + parts["reserve"]
+    assert d["headroom_bytes"] == d["usable_bytes"] - parts["total"]
+    assert d["fits"] is True
+    assert d["usable_bytes"] == int(d["gpu"]["memory_bytes"] * 0.9)
+    for key in ("weights", "kv_cache", "activations", "reserve", "total"):
+        assert isinstance(parts[key], int)
+
+
+def test_deepseek_v3_mla_kv_per_token():
+    base = ("size", "deepseek-ai/DeepSeek-V3", "--gpu", "h200-sxm-141gb", "--tp", "8", "--json")
+    bf16 = run_cli(*base)
+    assert bf16.code == 0, bf16.err
+    assert bf16.json()["kv_bytes_per_token"] == 61 * (512 + 64) * 2 == 70_272
+    fp8 = run_cli(*base, "--kv-cache-dtype", "fp8")
+    assert fp8.json()["kv_bytes_per_token"] == 35_136
+    assert bf16.json()["model"]["params_total"] == 671_026_419_200
+
+
+def test_gemma2_sliding_layers_capped_at_window():
+    r = run_cli("size", "google/gemma-2-9b-it", "--context", "8192", "--concurrency", "16", "--json")
+    assert r.code == 0, r.err
+    per_layer = 2 * 8 * 256 * 2  # 2 × 8 KV heads × head_dim 256 × 2 bytes
+    expected = 16 * (21 * 8192 + 21 * 4096) * per_layer  # 21 global layers full, 21 local capped at 4096
+    assert r.json()["per_gpu_bytes"]["kv_cache"] == expected
+    assert abs(expected / 1e9 - 33.82) < 0.01  # sizing-notes.md: 33.82 GB (45.10 GB if every layer were full)
+
+
+def test_qwen3_tied_embeddings_counted_once():
+    r = run_cli("size", "Qwen/Qwen3-0.6B", "--json")
+    assert r.code == 0, r.err
+    h, v, layers, inter = 1024, 151936, 28, 3072
+    attn = h * 16 * 128 + 2 * h * 8 * 128 + 16 * 128 * h + 2 * 128  # q, k, v, o, q_norm + k_norm
+    per_layer = attn + 3 * h * inter + 2 * h
+    assert r.json()["model"]["params_total"] == v * h + layers * per_layer + h  # one embedding matrix, final norm
+
+
+def test_catalog_ids_are_case_insensitive():
+    r = run_cli("size", "META-LLAMA/llama-3.1-8b-instruct", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["model"]["id"] == "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_rich_table_names_formulas_and_verdict():
+    r = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--concurrency", "16")
+    assert r.code == 0, r.err
+    for text in ("weights", "KV cache", "activations", "reserve", "headroom", "fits", "131,072 B/token", "GPU KV cache size"):
+        assert text in r.out, text
+
+
+def test_tp_that_does_not_divide_heads_is_rejected():
+    r = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--tp", "3")
+    assert_one_line_error(r, "tp", "3", "num_attention_heads (32)", "1, 2, 4, 8, 16, 32")
+
+
+def test_broken_config_json_is_one_clear_line(tmp_path):
+    (tmp_path / "config.json").write_text('{"hidden_size": 4096,')
+    r = run_cli("size", str(tmp_path))
+    assert_one_line_error(r, "config.json", "not valid JSON")
+
+
+def test_config_missing_a_key_names_the_key(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 4096, "vocab_size": 32000}))
+    r = run_cli("size", str(tmp_path))
+    assert_one_line_error(r, "num_hidden_layers")
+
+
+def test_unknown_gpu_lists_accepted_ids():
+    r = run_cli("size", "Qwen/Qwen3-8B", "--gpu", "h100")
+    assert_one_line_error(r, "gpu", "'h100'", "h100-sxm-80gb")
+
+
+def test_bad_numbers_are_rejected_by_name():
+    assert_one_line_error(run_cli("size", "Qwen/Qwen3-8B", "--context", "-5"), "--context", "-5")
+    assert_one_line_error(run_cli("size", "Qwen/Qwen3-8B", "--gpu-memory-utilization", "1.5"), "--gpu-memory-utilization")
+    assert_one_line_error(run_cli("size", "Qwen/Qwen3-8B", "--weight-precision", "fp4"), "--weight-precision", "fp4")
+
+
+def test_missing_local_folder_and_bad_id():
+    assert_one_line_error(run_cli("size", "./no/such/folder"), "model", "no such folder")
+    assert_one_line_error(run_cli("size", "not a model id!"), "model", "Hub repo id")
+
+
+def test_hub_id_offline_points_to_the_catalog():
+    r = run_cli("size", "someone/not-in-the-catalog")
+    assert_one_line_error(r, "catalog")
+
+
+def test_models_and_gpus_list_the_catalogs():
+    models = run_cli("models", "--json")
+    assert models.code == 0
+    ids = {m["id"] for m in models.json()}
+    assert "meta-llama/Llama-3.1-8B-Instruct" in ids and "deepseek-ai/DeepSeek-V3" in ids
+    gpus = run_cli("gpus", "--json")
+    assert gpus.code == 0
+    gpu_ids = {g["id"] for g in gpus.json()}
+    design_ids = {
+        "h100-sxm-80gb", "h100-pcie-80gb", "h100-nvl-94gb", "h200-sxm-141gb", "b200-180gb", "a100-sxm-80gb",
+        "a100-sxm-40gb", "a100-pcie-80gb", "a100-pcie-40gb", "l40s-48gb", "l4-24gb", "a10g-24gb", "a10-24gb",
+        "t4-16gb", "rtx3090-24gb", "rtx4090-24gb", "rtx6000ada-48gb", "mi300x-192gb", "mi325x-256gb",
+    }
+    assert design_ids <= gpu_ids
+    table = run_cli("gpus")
+    assert table.code == 0 and "h100-sxm-80gb" in table.out

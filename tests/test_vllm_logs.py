@@ -1,0 +1,106 @@
+"""The sizing core against real vLLM start-up logs (tests/data/vllm-kv-logs-dev.yaml, sources per row).
+
+Each row is re-run with that engine's own scheduler limits: the V0 engines of these logs profiled
+max(max_model_len, 2048) batched tokens without chunked prefill, and 256 sequences (vLLM V0 defaults).
+The target: kv_capacity_tokens within 3 % of the logged "GPU KV cache size".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from wizard.sizing.fit import SizeInputs, size
+from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model
+from wizard.sources.hf_config import parse_config
+
+DATA = Path(__file__).parent / "data"
+GIB = 2**30
+ROWS = {r["id"]: r for r in yaml.safe_load((DATA / "vllm-kv-logs-dev.yaml").read_text())["rows"]}
+V0_MAX_NUM_SEQS = 256
+
+
+def v0_batched_tokens(max_model_len: int) -> int:
+    """V0 without chunked prefill profiles one batch of max(max_model_len, 2048) tokens."""
+    return max(max_model_len, 2048)
+
+
+def llama31_8b():
+    # Meta-Llama-3-8B (kv-015/016) has the same shapes as Llama-3.1-8B (only rope scaling differs).
+    return load_catalog_model(find_entry("meta-llama/Llama-3.1-8B-Instruct"))
+
+
+def llama2_7b():
+    config = json.loads((DATA / "log_models" / "meta-llama__Llama-2-7b-hf.json").read_text())
+    return parse_config(config, model_id="meta-llama/Llama-2-7b-hf", source="local", source_detail="tests/data")
+
+
+def logged_tokens(row: dict) -> int:
+    obs = row["observed"]
+    if "kv_cache_tokens_reported_in_error" in obs:
+        return obs["kv_cache_tokens_reported_in_error"]
+    if "gpu_blocks" in obs:
+        return obs["gpu_blocks"] * row.get("block_size", 16)
+    return int(obs["available_kv_cache_gib"] * GIB / 131072)  # kv-015 logs GiB; Llama-3-8B bf16: 131,072 B/token
+
+
+CASES = [
+    # row id, model, gpu id, max_model_len (logged or the model's default)
+    ("kv-001", llama31_8b, "rtx3090-24gb", 20000),
+    ("kv-002", llama31_8b, "rtx3090-24gb", 29000),
+    ("kv-015", llama31_8b, "h100-sxm-80gb", 8192),
+    ("kv-017", llama2_7b, "a100-sxm-80gb", 4096),
+]
+
+
+@pytest.mark.parametrize(("row_id", "model", "gpu_id", "max_model_len"), CASES, ids=[c[0] for c in CASES])
+def test_kv_capacity_within_3_percent(row_id, model, gpu_id, max_model_len):
+    row = ROWS[row_id]
+    gpu = find_gpu(gpu_id)
+    result = size(
+        model(),
+        gpu,
+        SizeInputs(
+            tp=row.get("tp", 1),
+            context_tokens=max_model_len,
+            concurrency=1,
+            gpu_memory_utilization=row["gpu_memory_utilization"],
+            max_num_batched_tokens=v0_batched_tokens(max_model_len),
+            max_num_seqs=V0_MAX_NUM_SEQS,
+            cuda_graphs_in_budget=False,  # these engines predate vLLM 0.21's CUDA graph budgeting
+        ),
+    )
+    expected = logged_tokens(row)
+    error = (result.kv_capacity_tokens - expected) / expected
+    assert abs(error) <= 0.03, f"{row_id}: {result.kv_capacity_tokens} vs logged {expected} ({error:+.2%})"
+    logged_x = row["observed"].get("max_concurrency_x")
+    if logged_x is not None:  # vLLM's "Maximum concurrency for N tokens per request: X×"
+        assert abs(result.max_concurrency - logged_x) / logged_x <= 0.03
+
+
+def test_logged_weights_match_the_config_arithmetic():
+    # kv-001 logs 14.9888 "GB" (GiB) for Llama-3.1-8B in bf16; kv-015 logs 14.96 GiB; kv-016 7.48 GiB at TP 2.
+    one = size(llama31_8b(), find_gpu("h100-sxm-80gb"), SizeInputs())
+    assert abs(one.weights.per_gpu / GIB - 14.9888) < 0.04
+    two = size(llama31_8b(), find_gpu("h100-sxm-80gb"), SizeInputs(tp=2, concurrency=1))
+    assert abs(two.weights.per_gpu / GIB - ROWS["kv-016"]["observed"]["weights_gib"]) < 0.01
+
+
+def test_non_torch_memory_grows_with_tp_as_logged():
+    # kv-015 (TP 1) and kv-016 (TP 2), same build and model: non-torch memory 1.79 → 3.58 GiB.
+    gpu = find_gpu("h100-sxm-80gb")
+    one = size(llama31_8b(), gpu, SizeInputs(tp=1, cuda_graphs_in_budget=False)).reserve.total
+    two = size(llama31_8b(), gpu, SizeInputs(tp=2, cuda_graphs_in_budget=False)).reserve.total
+    growth = ROWS["kv-016"]["observed"]["non_torch_memory_gib"] - ROWS["kv-015"]["observed"]["non_torch_memory_gib"]
+    assert abs((two - one) / GIB - growth) < 0.01
+
+
+def test_activation_peak_is_not_split_by_tp_when_the_sampler_dominates():
+    # kv-015 and kv-016 both log a 1.26 GiB activation peak at 8,192 batched tokens and 256 sequences.
+    gpu = find_gpu("h100-sxm-80gb")
+    for tp in (1, 2):
+        r = size(llama31_8b(), gpu, SizeInputs(tp=tp, max_num_batched_tokens=8192, max_num_seqs=256))
+        assert abs(r.activation.peak / GIB - 1.26) < 0.02
