@@ -33,7 +33,8 @@ def heavy_imports(args: list[str]) -> list[str]:
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
     )
     p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
-    return [m for m in p.stderr.strip().splitlines()[-1].split(",") if m]
+    lines = p.stderr.strip().splitlines()
+    return [m for m in (lines[-1] if lines else "").split(",") if m]
 
 
 def main() -> None:

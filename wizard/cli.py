@@ -146,7 +146,7 @@ def cmd_gpus(args: argparse.Namespace) -> int:
 
     gpus = gpu_catalog()
     if args.json:
-        print(json.dumps([{k: getattr(g, k) for k in g.__dataclass_fields__} for g in gpus], indent=2))
+        print(json.dumps([{k: getattr(g, k) for k in g._fields} for g in gpus], indent=2))
         return EXIT_OK
     from wizard.report import print_gpus
 

@@ -13,7 +13,7 @@ budget rule"). Calibrated on shared/reference/vllm-kv-logs-dev.yaml (copied to t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wizard.specs import ModelSpec
 
@@ -21,8 +21,7 @@ ACT_BYTES = 2  # activations are 16-bit whatever the weight format
 SAMPLER_BYTES_PER_LOGIT = 41  # calibrated on kv-015 (see module docstring)
 
 
-@dataclass(frozen=True, slots=True)
-class ActivationPeak:
+class ActivationPeak(NamedTuple):
     """Bytes per GPU: the forward pass, the sampler pass, and the peak (the larger)."""
 
     forward: int

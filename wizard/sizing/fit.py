@@ -7,7 +7,7 @@ capacity = pool / KV bytes per token, rounded down to whole blocks (sizing-notes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
@@ -21,8 +21,7 @@ from wizard.sizing.weights import WeightBytes, weight_bytes
 from wizard.specs import GpuSpec, ModelSpec
 
 
-@dataclass(frozen=True, slots=True)
-class SizeInputs:
+class SizeInputs(NamedTuple):
     """What a sizing question fixes (units: tokens, sequences, fraction of memory)."""
 
     tp: int = 1
@@ -37,8 +36,7 @@ class SizeInputs:
     cuda_graphs_in_budget: bool = True  # False for --enforce-eager or engines before vLLM 0.21
 
 
-@dataclass(frozen=True, slots=True)
-class SizeResult:
+class SizeResult(NamedTuple):
     """Everything `size` reports, per GPU, in bytes and tokens."""
 
     model: ModelSpec

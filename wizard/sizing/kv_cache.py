@@ -11,14 +11,13 @@ Only the layers of one PP stage live on a GPU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wizard.sizing.layout import stage_layers
 from wizard.specs import FULL, LINEAR, SLIDING, ModelSpec
 
 
-@dataclass(frozen=True, slots=True)
-class KvShape:
+class KvShape(NamedTuple):
     """Per GPU of the heaviest stage: bytes per token of full layers, of sliding layers, and fixed state."""
 
     full_bytes_per_token: int  # layers that keep the whole context

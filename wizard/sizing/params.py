@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wizard.sizing.tensors import EMBED, VISION, inventory
 from wizard.specs import ModelSpec
 
 
-@dataclass(frozen=True, slots=True)
-class ParamCount:
+class ParamCount(NamedTuple):
     """Elements. `total` includes multimodal towers; `active` is what one text token multiplies through."""
 
     total: int

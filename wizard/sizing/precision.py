@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wizard.specs import ModelSpec
 
@@ -10,8 +10,7 @@ WEIGHT_PRECISIONS = ("auto", "bf16", "fp16", "fp8", "int8", "int4")
 KV_DTYPES = ("auto", "fp8")
 
 
-@dataclass(frozen=True, slots=True)
-class WeightFormat:
+class WeightFormat(NamedTuple):
     """How quantizable linear weights are stored. Bytes are exact per format (sizing-notes "Quantized checkpoints")."""
 
     name: str  # bf16, fp16, fp8, int8, int4, mxfp4 (shown to the user)

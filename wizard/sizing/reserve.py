@@ -13,7 +13,7 @@ Figures from shared/reference/vllm-kv-logs-dev.yaml ("non_torch_memory"), copied
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 GIB = 2**30
 BASE_NON_TORCH_BYTES = int(0.35 * GIB)
@@ -21,8 +21,7 @@ COMM_NON_TORCH_BYTES = int(1.79 * GIB)
 CUDA_GRAPH_BYTES = int(0.45 * GIB)  # between the 0.37 and 0.48 GiB estimates logged for 7B models
 
 
-@dataclass(frozen=True, slots=True)
-class Reserve:
+class Reserve(NamedTuple):
     """Bytes per GPU held outside the weights, KV cache and activations."""
 
     base: int

@@ -8,7 +8,7 @@ MoE shared experts and dense first layers, MLA low-rank projections).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wizard.specs import LINEAR, ModelSpec
 
@@ -23,8 +23,7 @@ VISION = "vision"  # multimodal towers: 16-bit, counted as replicated (conservat
 STATE_W = "linear_attention"  # weights of a linear-attention / SSM mixer: 16-bit, split across TP ranks
 
 
-@dataclass(frozen=True, slots=True)
-class Tensor:
+class Tensor(NamedTuple):
     """One weight tensor (or `copies` identical ones, e.g. the experts of a layer). Sizes in elements."""
 
     name: str  # HF module path, e.g. model.layers.3.mlp.experts.gate_proj (matched against modules_to_not_convert)

@@ -8,7 +8,7 @@ are counted exactly from the storage format.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wizard.sizing.layout import stage_layers
 from wizard.sizing.precision import WeightFormat, weight_format
@@ -19,8 +19,7 @@ QUANTIZABLE = (LINEAR_W, REPLICATED_W)
 NOT_SPLIT = (VECTOR, ROUTER, REPLICATED_W, VISION)  # replicated on every TP rank
 
 
-@dataclass(frozen=True, slots=True)
-class WeightBytes:
+class WeightBytes(NamedTuple):
     """Bytes of weights: the whole model, and the heaviest GPU of the layout (its PP stage, its TP share)."""
 
     total: int

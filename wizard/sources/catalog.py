@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 from wizard.errors import InputError
 from wizard.sources.hf_config import parse_config
 from wizard.specs import ExactWeights, GpuSpec, ModelSpec
 
-DATA = resources.files("wizard.sources") / "data"
+DATA = Path(__file__).parent / "data"  # shipped inside the wheel beside this module
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogEntry:
+class CatalogEntry(NamedTuple):
     """One model of the catalog: its id, the config file, and where the facts come from."""
 
     id: str
@@ -67,9 +66,9 @@ def load_catalog_model(entry: CatalogEntry) -> ModelSpec:
     spec = parse_config(config, model_id=entry.id, source="catalog", source_detail=detail, quant_config=quant,
                         where=f"catalog:{entry.config}")
     if entry.note:
-        spec = replace(spec, notes=(*spec.notes, entry.note))
+        spec = spec._replace(notes=(*spec.notes, entry.note))
     if entry.params:
-        spec = replace(spec, exact=ExactWeights(params=entry.params, bytes=0, source=entry.params_source))
+        spec = spec._replace(exact=ExactWeights(params=entry.params, bytes=0, source=entry.params_source))
     return spec
 
 
@@ -79,7 +78,7 @@ def gpu_catalog() -> tuple[GpuSpec, ...]:
     raw = json.loads((DATA / "gpus.json").read_text(encoding="utf-8"))
     out = []
     for g in raw["gpus"]:
-        fields = {k: g.get(k) for k in GpuSpec.__dataclass_fields__}
+        fields = {k: g.get(k) for k in GpuSpec._fields}
         fields["sources"] = tuple(g.get("sources") or ())
         fields["notes"] = tuple(g.get("notes") or ())
         out.append(GpuSpec(**fields))

@@ -56,11 +56,4 @@ def load_local(folder: Path) -> ModelSpec:
     if not files:
         return spec
     headers = [read_header(f) for f in files]
-    exact = exact_from_headers(headers, config, f"{len(files)} file(s) in {folder}")
-    return _with_exact(spec, exact)
-
-
-def _with_exact(spec: ModelSpec, exact: ExactWeights) -> ModelSpec:
-    from dataclasses import replace
-
-    return replace(spec, exact=exact)
+    return spec._replace(exact=exact_from_headers(headers, config, f"{len(files)} file(s) in {folder}"))

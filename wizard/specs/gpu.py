@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class GpuSpec:
+class GpuSpec(NamedTuple):
     """A GPU type. Memory in bytes, bandwidth in bytes/s, compute in FLOP/s (dense, no sparsity)."""
 
     id: str  # lowercase catalog id, e.g. h100-sxm-80gb

@@ -1,13 +1,14 @@
 """ModelSpec: the architecture facts of one model that sizing needs, built by `wizard.sources`.
 
-Specs are frozen stdlib dataclasses, not pydantic models: importing pydantic costs ~0.2 s on a 2-core
-machine, which alone would break the `size --json` budget (benchmarks/startup.py). Pydantic validates the
-same dataclasses where untrusted input enters (answers files, trees, catalog tests).
+Specs are typing.NamedTuple classes, not pydantic models or dataclasses: importing pydantic costs ~0.2 s on
+a 2-core machine and dataclasses ~1 ms per class plus 20 ms for the module, which alone would break the
+`size --json` budget (benchmarks/startup.py). Pydantic validates untrusted input where it enters
+(answers files, trees); specs are built by our own parsers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Per-layer attention kinds (DOMAIN §2; sizing-notes "KV cache per token").
 FULL = "full"  # keeps every token of the context
@@ -15,8 +16,7 @@ SLIDING = "sliding"  # keeps at most `sliding_window` tokens
 LINEAR = "linear"  # linear attention / Mamba: a fixed-size state per sequence, no per-token cache
 
 
-@dataclass(frozen=True, slots=True)
-class MlaSpec:
+class MlaSpec(NamedTuple):
     """Multi-head latent attention (DeepSeek V2/V3): low-rank q and a compressed kv latent."""
 
     q_lora_rank: int | None  # None: q is projected directly from the hidden state (DeepSeek-V2-Lite)
@@ -26,8 +26,7 @@ class MlaSpec:
     v_head_dim: int
 
 
-@dataclass(frozen=True, slots=True)
-class MoeSpec:
+class MoeSpec(NamedTuple):
     """Mixture of experts: which layers are sparse and how big each expert is."""
 
     num_experts: int  # routed experts per sparse layer
@@ -40,8 +39,7 @@ class MoeSpec:
     expert_bias: bool = False  # biases inside experts (gpt-oss)
 
 
-@dataclass(frozen=True, slots=True)
-class LinearAttentionSpec:
+class LinearAttentionSpec(NamedTuple):
     """Linear-attention / SSM layers of a hybrid model: parameters per layer and state per sequence."""
 
     params_per_layer: int  # every weight of one such layer's mixer (norms included)
@@ -49,8 +47,7 @@ class LinearAttentionSpec:
     source: str  # formula used, for the rationale
 
 
-@dataclass(frozen=True, slots=True)
-class QuantSpec:
+class QuantSpec(NamedTuple):
     """How the checkpoint itself is quantized (quantization_config / hf_quant_config.json)."""
 
     method: str  # awq, gptq, fp8, compressed-tensors, mxfp4, bitsandbytes, modelopt
@@ -62,8 +59,7 @@ class QuantSpec:
     desc_act: bool = False  # GPTQ act-order: one int32 g_idx per input channel
 
 
-@dataclass(frozen=True, slots=True)
-class ExactWeights:
+class ExactWeights(NamedTuple):
     """Counted from safetensors headers (or stated by the catalog's source): no arithmetic involved."""
 
     params: int | None  # parameters of the checkpoint, MTP/draft layers excluded; None when packed (int4 words)
@@ -71,8 +67,7 @@ class ExactWeights:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
+class ModelSpec(NamedTuple):
     """Everything the sizing core needs to know about one model (units: elements, tokens, layers)."""
 
     id: str
@@ -105,7 +100,7 @@ class ModelSpec:
     vision_params: int = 0  # multimodal towers and projectors: weights in memory, no compute per text token
     quant: QuantSpec | None = None
     exact: ExactWeights | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)  # caveats shown with every figure (generic estimate, sibling config)
+    notes: tuple[str, ...] = ()  # caveats shown with every figure (generic estimate, sibling config)
 
     @property
     def attention(self) -> str:
