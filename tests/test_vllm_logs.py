@@ -104,3 +104,12 @@ def test_activation_peak_is_not_split_by_tp_when_the_sampler_dominates():
     for tp in (1, 2):
         r = size(llama31_8b(), gpu, SizeInputs(tp=tp, max_num_batched_tokens=8192, max_num_seqs=256))
         assert abs(r.activation.peak / GIB - 1.26) < 0.02
+
+
+def test_int8_weights_match_the_logged_w8a8_checkpoint():
+    # kv-020: neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8 logs 67.7229 "GB" (GiB) of weights:
+    # int8 projections with one 16-bit scale per output channel, embeddings and lm_head kept 16-bit.
+    model = load_catalog_model(find_entry("meta-llama/Llama-3.1-70B-Instruct"))
+    r = size(model, find_gpu("h100-sxm-80gb"), SizeInputs(weight_precision="int8", context_tokens=2048))
+    logged = 67.7229
+    assert abs(r.weights.per_gpu / GIB - logged) / logged < 0.01

@@ -65,6 +65,8 @@ def build_parser() -> Parser:
                       help="vLLM scheduler token budget profiled at start-up (default: vLLM's for this GPU)")
     size.add_argument("--max-num-seqs", type=positive_int, default=None,
                       help="vLLM's sequence limit, profiled by the sampler (default: --concurrency)")
+    size.add_argument("--enforce-eager", action="store_true",
+                      help="no CUDA graphs: vLLM then budgets no graph pool (DOMAIN §2 reserve)")
     size.add_argument("--json", action="store_true", help="print one JSON object (DESIGN.md 'JSON output')")
 
     models = sub.add_parser("models", help="list the bundled model catalog")
@@ -115,12 +117,15 @@ def cmd_size(args: argparse.Namespace) -> int:
         gpu_memory_utilization=args.gpu_memory_utilization,
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
+        cuda_graphs_in_budget=not args.enforce_eager,
     )
     result = size(model, gpu, inputs)
     if args.json:
         from wizard.sizing.size_json import size_json
 
         print(json.dumps(size_json(result), indent=2))
+        for note in model.notes:  # stdout keeps the JSON contract; caveats such as "generic estimate" go here
+            print(f"note: {note}", file=sys.stderr)
     else:
         from wizard.report import print_size
 

@@ -62,8 +62,7 @@ def load_catalog_model(entry: CatalogEntry) -> ModelSpec:
     folder = DATA / "models" / "configs"
     config = json.loads((folder / entry.config).read_text(encoding="utf-8"))
     quant = json.loads((folder / entry.quant_config).read_text(encoding="utf-8")) if entry.quant_config else None
-    detail = entry.source + (f"; {entry.note}" if entry.note else "")
-    spec = parse_config(config, model_id=entry.id, source="catalog", source_detail=detail, quant_config=quant,
+    spec = parse_config(config, model_id=entry.id, source="catalog", source_detail=entry.source, quant_config=quant,
                         where=f"catalog:{entry.config}")
     if entry.note:
         spec = spec._replace(notes=(*spec.notes, entry.note))
