@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -35,7 +34,7 @@ CONFIG = "config.json"
 QUANT_CONFIG = "hf_quant_config.json"
 SINGLE = "model.safetensors"
 INDEX = "model.safetensors.index.json"
-WAY_OUT = "use a bundled catalog id (`llm-deploy-wizard models` lists them) or a local folder with config.json"
+WAY_OUT = "use a bundled catalog id from `llm-deploy-wizard models` or a local folder with config.json"
 
 
 def load_hub(repo_id: str, revision: str | None = None) -> ModelSpec:
@@ -44,7 +43,8 @@ def load_hub(repo_id: str, revision: str | None = None) -> ModelSpec:
         import huggingface_hub  # noqa: F401  (slow: imported only when a Hub id is resolved)
     except ImportError:
         raise InputError(
-            "model", repo_id, "reading the Hugging Face Hub needs the huggingface_hub package (pip install huggingface_hub)",
+            "model", repo_id,
+            "reading the Hugging Face Hub needs the huggingface_hub package (pip install huggingface_hub)",
             hint=WAY_OUT,
         ) from None
     from huggingface_hub import constants
@@ -78,7 +78,9 @@ def _load(repo_id: str, revision: str | None) -> ModelSpec:
         offline_reason = e
 
     if offline_reason is None:
-        config_path = api.hf_hub_download(repo_id, CONFIG, revision=revision, etag_timeout=constants.HF_HUB_ETAG_TIMEOUT)
+        config_path = api.hf_hub_download(
+            repo_id, CONFIG, revision=revision, etag_timeout=constants.HF_HUB_ETAG_TIMEOUT
+        )
     else:
         from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -112,13 +114,13 @@ def _load(repo_id: str, revision: str | None) -> ModelSpec:
         where = f"{len(headers)} cached file(s) of {repo_id}"
         if not headers:
             note = (
-                "exact sizes skipped: the Hub was not reached and the safetensors weights are not in the local "
+                "exact sizes skipped: the Hub was not available and the safetensors weights are not in the local "
                 "cache, so figures are estimated from config.json"
             )
-            return replace(spec, notes=(*spec.notes, note))
+            return spec._replace(notes=(*spec.notes, note))
     if not headers:
         return spec  # not a safetensors repo: estimates from config.json only
-    return replace(spec, exact=exact_from_headers(headers, config, where))
+    return spec._replace(exact=exact_from_headers(headers, config, where))
 
 
 def _quant_config_path(api: Any, repo_id: str, revision: str | None, *, online: bool) -> Path | None:
@@ -130,7 +132,8 @@ def _quant_config_path(api: Any, repo_id: str, revision: str | None, *, online: 
         cached = try_to_load_from_cache(repo_id, QUANT_CONFIG, revision=revision)
         return Path(cached) if isinstance(cached, str) else None
     try:
-        return Path(api.hf_hub_download(repo_id, QUANT_CONFIG, revision=revision, etag_timeout=constants.HF_HUB_ETAG_TIMEOUT))
+        path = api.hf_hub_download(repo_id, QUANT_CONFIG, revision=revision, etag_timeout=constants.HF_HUB_ETAG_TIMEOUT)
+        return Path(path)
     except EntryNotFoundError:  # a 404 for it is the usual case
         return None
 
@@ -192,6 +195,7 @@ def _failure(error: Exception, repo_id: str, revision: str | None, endpoint: str
         FileMetadataError,
         GatedRepoError,
         HfHubHTTPError,
+        HFValidationError,
         LocalEntryNotFoundError,
         OfflineModeIsEnabled,
         RemoteEntryNotFoundError,
@@ -209,6 +213,8 @@ def _failure(error: Exception, repo_id: str, revision: str | None, endpoint: str
     def fail(accepted: str, hint: str = WAY_OUT) -> InputError:
         return InputError("model", repo_id, accepted, hint=hint)
 
+    if isinstance(e, HFValidationError):
+        return fail(f"not a valid Hub repo id ({_first_line(e)})")
     if isinstance(e, GatedRepoError):
         if status == 403:
             return fail(f"gated on the Hub and the account of HF_TOKEN has no access yet: accept the licence on the "
