@@ -25,6 +25,8 @@ def count_params(m: ModelSpec) -> ParamCount:
     # Active: routed experts count k/E of their copies; the input embedding is a lookup, not a matmul,
     # and towers do no per-token work, so neither is active (the usual convention, e.g. "A22B", "A3B").
     active = sum(t.params * t.active for t in tensors if t.role not in (EMBED, VISION))
+    if m.tie_word_embeddings:  # the tied matrix is stored once but still multiplies every token as the output head
+        active += m.vocab_size * m.hidden_size
     if m.exact is not None and m.exact.params is not None:
         return ParamCount(m.exact.params, round(active), computed, True, m.exact.source)
     return ParamCount(computed, round(active), computed, False, "computed from config.json (tensor shapes)")
