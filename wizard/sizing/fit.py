@@ -12,7 +12,7 @@ from typing import NamedTuple
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
 from wizard.sizing.engine import BLOCK_SIZE, default_max_num_batched_tokens
-from wizard.sizing.kv_cache import KvShape, kv_shape
+from wizard.sizing.kv_cache import KvShape, kv_stages
 from wizard.sizing.layout import check_layout
 from wizard.sizing.params import ParamCount, count_params
 from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS, weight_format
@@ -102,7 +102,12 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     check_layout(model, inputs.tp, inputs.pp, fmt.name, fmt.group_size if aligned else None, fmt.block if aligned else None)
     params = count_params(model)
     weights = weight_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp)
-    kv = kv_shape(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp)
+    # The GPU that runs out first: its PP stage's weights plus that stage's KV at this context and load.
+    stages = kv_stages(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp)
+    per_seq = [s.bytes_per_sequence(inputs.context_tokens) for s in stages]
+    heaviest = max(range(inputs.pp), key=lambda s: weights.per_stage[s] + per_seq[s] * inputs.concurrency)
+    kv = stages[heaviest]
+    weights = weights._replace(per_gpu=weights.per_stage[heaviest])
     batched = inputs.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
     act = activation_peak(model, inputs.tp, batched, seqs)

@@ -51,25 +51,32 @@ def kv_heads_per_rank(m: ModelSpec, tp: int) -> int:
     return max(1, m.num_kv_heads // tp)
 
 
-def kv_shape(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1) -> KvShape:
-    """KV layout on the GPU that holds the most of it (PP stages can differ by one layer)."""
+def kv_stages(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1) -> tuple[KvShape, ...]:
+    """KV layout per GPU of each PP stage (stages can differ in layer count and, with interleaved
+    attention, in how many of their layers are full, sliding or linear)."""
     e = kv_element_bytes(m, kv_dtype)
     if m.mla is not None:
         per_layer = (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * e
     else:
         per_layer = 2 * kv_heads_per_rank(m, tp) * m.head_dim * e
     state = m.linear.state_bytes_per_sequence // tp if m.linear is not None else 0
-    best: KvShape | None = None
+    stages = []
     for lo, hi in stage_layers(m.num_layers, pp):
         kinds = m.layer_kinds[lo:hi]
-        shape = KvShape(
-            full_bytes_per_token=per_layer * kinds.count(FULL),
-            sliding_bytes_per_token=per_layer * kinds.count(SLIDING),
-            window=m.sliding_window,
-            state_bytes_per_sequence=state * kinds.count(LINEAR),
-            element_bytes=e,
+        stages.append(
+            KvShape(
+                full_bytes_per_token=per_layer * kinds.count(FULL),
+                sliding_bytes_per_token=per_layer * kinds.count(SLIDING),
+                window=m.sliding_window,
+                state_bytes_per_sequence=state * kinds.count(LINEAR),
+                element_bytes=e,
+            )
         )
-        if best is None or shape.bytes_per_sequence(4096) > best.bytes_per_sequence(4096):
-            best = shape
-    assert best is not None
-    return best
+    return tuple(stages)
+
+
+def kv_shape(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1, context: int | None = None) -> KvShape:
+    """KV layout of the stage that holds the most KV per sequence at `context` tokens (default: the model's
+    maximum context)."""
+    ctx = context or m.max_position_embeddings
+    return max(kv_stages(m, kv_dtype, tp, pp), key=lambda s: s.bytes_per_sequence(ctx))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wizard.errors import InputError
-from wizard.specs import LINEAR, ModelSpec
+from wizard.specs import ModelSpec
 
 
 def stage_layers(layers: int, pp: int) -> list[tuple[int, int]]:
@@ -39,8 +39,11 @@ def check_layout(m: ModelSpec, tp: int, pp: int, weight_format_name: str = "bf16
         raise InputError("tp", tp, f"num_key_value_heads ({kv}) must be divisible by TP, or TP by it (replication)")
     if pp > m.num_layers:
         raise InputError("pp", pp, f"PP cannot exceed the number of layers ({m.num_layers})")
-    if LINEAR in m.layer_kinds and m.linear is not None and heads % tp:
-        raise InputError("tp", tp, "TP must divide the linear-attention heads")
+    if m.linear is not None and (m.linear.key_heads % tp or m.linear.value_heads % tp):
+        raise InputError(
+            "tp", tp,
+            f"TP must divide the linear-attention heads ({m.linear.key_heads} key, {m.linear.value_heads} value)",
+        )
     # Quantized kernels need every TP-split dimension aligned to the quantization group or block
     # (vLLM: "The input size is not aligned with the quantized weight shape" / "not divisible by block_n").
     align = block[0] if block else group
@@ -58,6 +61,6 @@ def _split_widths(m: ModelSpec) -> list[tuple[str, int]]:
     widths = []
     if m.intermediate_size and (m.moe is None or m.moe.dense_layers):
         widths.append(("intermediate_size", m.intermediate_size))
-    if m.moe is not None:
-        widths.append(("moe_intermediate_size", m.moe.expert_intermediate_size))
+    # MoE experts are not checked: vLLM 0.33 refines FP8 block scales to a finer block (>= 32) or pads the
+    # TP shard (resolve_fp8_moe_weight_block_shape), so e.g. Qwen3-30B-A3B-FP8 at TP 4 (192 per rank) loads.
     return widths

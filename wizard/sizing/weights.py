@@ -20,10 +20,10 @@ NOT_SPLIT = (VECTOR, ROUTER, REPLICATED_W, VISION)  # replicated on every TP ran
 
 
 class WeightBytes(NamedTuple):
-    """Bytes of weights: the whole model, and the heaviest GPU of the layout (its PP stage, its TP share)."""
+    """Bytes of weights: the whole model, and one GPU of the layout (its PP stage, its TP share)."""
 
     total: int
-    per_gpu: int
+    per_gpu: int  # the heaviest stage's; `size` sets it to the stage of the GPU that runs out first
     format: WeightFormat
     exact: bool  # scaled to the byte count of the safetensors headers
     per_stage: tuple[int, ...]  # per GPU of each PP stage

@@ -298,6 +298,8 @@ def _linear_attention(lm: ConfigReader, hidden: int) -> LinearAttentionSpec:
     state = (conv_dim * (kernel - 1) + v_heads * k_dim * v_dim) * 2  # conv state + recurrent state, 16-bit
     return LinearAttentionSpec(
         params_per_layer=params,
+        key_heads=k_heads,
+        value_heads=v_heads,
         state_bytes_per_sequence=state,
         source="Gated DeltaNet: conv state (2*key_dim+value_dim)*(kernel-1) + recurrent v_heads*k_dim*v_dim, 2 bytes",
     )

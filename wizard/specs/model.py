@@ -43,6 +43,8 @@ class LinearAttentionSpec(NamedTuple):
     """Linear-attention / SSM layers of a hybrid model: parameters per layer and state per sequence."""
 
     params_per_layer: int  # every weight of one such layer's mixer (norms included)
+    key_heads: int  # linear-attention heads that TP splits (vLLM shards Gated DeltaNet by num_k_heads // tp)
+    value_heads: int
     state_bytes_per_sequence: int  # conv + recurrent state of one layer, whole (before TP split), at its own dtype
     source: str  # formula used, for the rationale
 
