@@ -11,7 +11,6 @@ budget rule"). Calibrated on shared/reference/vllm-kv-logs-dev.yaml (copied to t
   1.26 GiB / (256 × 128,256) ≈ 41 bytes per logit (fp32 logits, probabilities, sort values, int64 indices).
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

@@ -5,7 +5,6 @@ budget rule for the KV capacity: pool = reported × utilization − weights − 
 capacity = pool / KV bytes per token, rounded down to whole blocks (sizing-notes "vLLM's budget rule").
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

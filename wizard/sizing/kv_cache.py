@@ -9,7 +9,6 @@
 Only the layers of one PP stage live on a GPU.
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

@@ -1,6 +1,5 @@
 """Parameter counts: total (decides memory) and active per token (decides compute), DOMAIN §2."""
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

@@ -1,6 +1,5 @@
 """Deployed weight precision: resolve `auto` against the checkpoint and describe the storage format (DOMAIN §2)."""
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

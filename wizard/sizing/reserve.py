@@ -11,7 +11,6 @@ Figures from shared/reference/vllm-kv-logs-dev.yaml ("non_torch_memory"), copied
   Large MoE models under TP log 2–3.5 GiB per GPU; a single figure for all models is a known simplification.
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

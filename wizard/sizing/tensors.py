@@ -6,7 +6,6 @@ family (sizing-notes.md "Weights": 3 MLP matrices when gated, both embeddings un
 MoE shared experts and dense first layers, MLA low-rank projections).
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

@@ -5,7 +5,6 @@ modules the checkpoint lists in modules_to_not_convert. Group scales/zeros, FP8 
 are counted exactly from the storage format.
 """
 
-from __future__ import annotations
 
 import fnmatch
 from typing import NamedTuple

@@ -1,6 +1,5 @@
 """The bundled catalog (offline default): real config.json files of popular models, with their sources."""
 
-from __future__ import annotations
 
 import json
 from typing import NamedTuple
@@ -26,6 +25,13 @@ class CatalogEntry(NamedTuple):
     note: str
     params: int | None
     params_source: str
+
+    @property
+    def config_of(self) -> str | None:
+        """The checkpoint whose config.json this entry borrows (None when it is its own)."""
+        stem = self.config.removesuffix(".json").replace("__", "/", 1)
+        own = {self.id.lower(), *(a.lower() for a in self.aliases)}
+        return None if stem.lower() in own else stem
 
 
 @lru_cache(maxsize=1)
@@ -64,8 +70,8 @@ def load_catalog_model(entry: CatalogEntry) -> ModelSpec:
     quant = json.loads((folder / entry.quant_config).read_text(encoding="utf-8")) if entry.quant_config else None
     spec = parse_config(config, model_id=entry.id, source="catalog", source_detail=entry.source, quant_config=quant,
                         where=f"catalog:{entry.config}")
-    if entry.note:
-        spec = spec._replace(notes=(*spec.notes, entry.note))
+    if entry.config_of is not None:  # a sibling's config stands in: say so with every figure
+        spec = spec._replace(notes=(*spec.notes, f"config.json of {entry.config_of} stands in for this checkpoint: {entry.note}"))
     if entry.params:
         spec = spec._replace(exact=ExactWeights(params=entry.params, bytes=0, source=entry.params_source))
     return spec

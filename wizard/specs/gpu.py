@@ -1,6 +1,5 @@
 """GpuSpec: one accelerator type as the catalog describes it (datasheet figures with sources)."""
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

@@ -6,7 +6,6 @@ a 2-core machine and dataclasses ~1 ms per class plus 20 ms for the module, whic
 (answers files, trees); specs are built by our own parsers.
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 
