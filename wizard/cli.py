@@ -69,6 +69,15 @@ def build_parser() -> Parser:
                       help="no CUDA graphs: vLLM then budgets no graph pool (DOMAIN §2 reserve)")
     size.add_argument("--json", action="store_true", help="print one JSON object (DESIGN.md 'JSON output')")
 
+    plan = sub.add_parser("plan", help="walk the decision tree non-interactively from an answers file")
+    plan.add_argument("--answers", required=True, metavar="FILE", help="answers YAML (DESIGN.md 'The answers file')")
+    plan.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one answer (repeatable)")
+    plan.add_argument("--json", action="store_true", help="print the plan as one JSON object")
+
+    tree = sub.add_parser("tree", help="the decision tree: lint, show, paths, schema")
+    tree.add_argument("action", choices=("lint", "show", "paths", "schema"))
+    tree.add_argument("--tree", metavar="FILE", default=None, help="a tree file (default: the bundled one)")
+
     models = sub.add_parser("models", help="list the bundled model catalog")
     models.add_argument("--json", action="store_true")
     gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
@@ -81,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "size":
             return cmd_size(args)
+        if args.command == "plan":
+            return cmd_plan(args)
+        if args.command == "tree":
+            return cmd_tree(args)
         if args.command == "models":
             return cmd_models(args)
         if args.command == "gpus":
@@ -130,6 +143,57 @@ def cmd_size(args: argparse.Namespace) -> int:
         from wizard.report import print_size
 
         print_size(result)
+    return EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from wizard.session.answers import load_answers_file, parse_set
+    from wizard.session.plan import build_plan
+    from wizard.session.session import run_answers
+
+    answers = {**load_answers_file(Path(args.answers)), **parse_set(args.set)}
+    if "model" not in answers:
+        raise InputError(f"{Path(args.answers).name}: model", "missing", "the answers file must name the model")
+    session = run_answers(answers)
+    plan = build_plan(session)
+    if args.json:
+        print(json.dumps(plan, indent=2, default=str))
+    else:
+        from wizard.report import print_plan
+
+        print_plan(plan)
+    return EXIT_OK
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from wizard.tree.loader import load_tree
+
+    tree = load_tree(Path(args.tree) if args.tree else None)
+    if args.action == "schema":
+        from wizard.tree.schema import Tree
+
+        print(json.dumps(Tree.model_json_schema(by_alias=True), indent=2))
+        return EXIT_OK
+    from wizard.session.answers import accepted_values
+    from wizard.session.computes import FUNCTIONS
+    from wizard.tree.lint import lint
+
+    report = lint(tree, FUNCTIONS, accepted_values())
+    if args.action == "lint":
+        from wizard.report import print_lint
+
+        print_lint(report)
+        return EXIT_OK if report.ok else 1
+    from wizard.report import print_tree_paths, print_tree_show
+
+    if args.action == "show":
+        print_tree_show(tree)
+    else:
+        print_tree_paths(tree, report)
     return EXIT_OK
 
 

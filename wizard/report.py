@@ -110,3 +110,99 @@ def print_gpus(gpus: Iterable[GpuSpec]) -> None:
             str(g.gpus_per_node),
         )
     Console().print(t)
+
+
+def print_lint(report) -> None:
+    """`tree lint`: problems, or the probe figures and the first answers reaching each recommendation."""
+    console = Console()
+    if report.errors:
+        for e in report.errors:
+            console.print(f"[red]error:[/] {e}", highlight=False)
+        console.print(f"[red]tree lint: {len(report.errors)} problem(s)[/]")
+        return
+    console.print(f"[green]tree lint: ok[/] — {report.probes:,} probe walks, {len(report.paths)} distinct paths, "
+                  f"{len(report.reached)} recommendations reached")
+    for rec, answers in report.reached.items():
+        shown = ", ".join(f"{k}={v}" for k, v in answers.items())
+        console.print(f"  [bold]{rec}[/]: {shown}", highlight=False)
+
+
+def print_tree_show(tree) -> None:
+    """`tree show`: the tree drawn from the start, each edge with its condition (shared subtrees once)."""
+    from rich.tree import Tree as RichTree
+
+    from wizard.tree.schema import Compute, Question, Recommendation, describe
+
+    def label(node_id: str) -> str:
+        n = tree.nodes[node_id]
+        if isinstance(n, Question):
+            return f"[cyan]? {node_id}[/] ({n.type} → {n.var}) {n.section}"
+        if isinstance(n, Compute):
+            return f"[magenta]= {node_id}[/] ({n.function}) {n.section}"
+        assert isinstance(n, Recommendation)
+        return f"[green]★ {node_id}[/]: {n.form} — {n.title}"
+
+    shown: set[str] = set()
+
+    def grow(branch, node_id: str) -> None:
+        n = tree.nodes[node_id]
+        edges = n.next if isinstance(n, (Question, Compute)) else []
+        for e in edges:
+            text = f"[dim]{describe(e.when)}[/] → {label(e.goto)}"
+            if e.goto in shown and not isinstance(tree.nodes[e.goto], Recommendation):
+                branch.add(text + " [dim](see above)[/]")
+                continue
+            shown.add(e.goto)
+            grow(branch.add(text), e.goto)
+
+    root = RichTree(label(tree.start))
+    shown.add(tree.start)
+    grow(root, tree.start)
+    Console().print(root)
+
+
+def print_tree_paths(tree, report) -> None:
+    """`tree paths`: every distinct path to every recommendation, with answers that take it."""
+    console = Console()
+    by_leaf: dict[str, list] = {}
+    for trail, answers in report.paths:
+        by_leaf.setdefault(trail[-1], []).append((trail, answers))
+    for leaf, items in by_leaf.items():
+        console.print(f"[green]★ {leaf}[/] — {len(items)} path(s)")
+        for trail, answers in items:
+            console.print("   " + " → ".join(trail), highlight=False)
+    if report.errors:
+        console.print(f"[red]{len(report.errors)} lint problem(s): run `tree lint`[/]")
+
+
+def print_plan(plan: dict) -> None:
+    """`plan`: the decision, the layout, the path with reasons, warnings and alternatives."""
+    console = Console()
+    console.print(f"[bold]{plan['title']}[/] — form [bold]{plan['form']}[/], exposure [bold]{plan['exposure']}[/]")
+    console.print(plan["summary"], highlight=False)
+    if plan.get("gpu"):
+        console.print(
+            f"Layout: {plan['gpu']} × TP {plan['tp']} × PP {plan['pp']} = {plan['gpus_per_replica']} GPU(s) per replica "
+            f"on {plan['nodes_per_replica']} node(s); {plan['replicas']} replica(s) = {plan['gpus_total']} GPU(s), "
+            f"{plan['concurrency_per_replica']} sequences per replica"
+        )
+        mem = plan["memory"]["per_gpu_bytes"]
+        console.print(
+            f"Memory per GPU: weights {gib(mem['weights'])} + KV {gib(mem['kv_cache'])} + activations "
+            f"{gib(mem['activations'])} + reserve {gib(mem['reserve'])} = {gib(mem['total'])} of "
+            f"{gib(plan['memory']['usable_bytes'])} usable (§2)"
+        )
+    t = Table(title="Path through the tree", title_justify="left")
+    t.add_column("node")
+    t.add_column("value", overflow="fold")
+    t.add_column("why", overflow="fold")
+    for step in plan["path"]:
+        value = step["value"]
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items() if v not in ("", None))
+        t.add_row(step["node"], str(value), step["why"])
+    console.print(t)
+    for w in plan["warnings"]:
+        console.print(f"[yellow]warning[/] [{w['id']}] {w['message']} ({w['section']})", highlight=False)
+    for a in plan["alternatives"]:
+        console.print(f"[dim]not {a['form']}:[/] {a['why_not']}", highlight=False)

@@ -1,0 +1,104 @@
+"""The session every front end drives: answer, back, where we are, and the plan at the end.
+
+State is the ordered list of answers given on the current path; every change re-walks the tree from the
+start (a pure function), so Back and a changed earlier answer can never leave stale facts behind. Answers
+given once are remembered as the defaults offered when a question comes round again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wizard.errors import InputError
+from wizard.session.answers import validate_answers
+from wizard.session.computes import FUNCTIONS, Context
+from wizard.session.questions import coerce
+from wizard.tree.loader import load_tree
+from wizard.tree.schema import Compute, Question, Recommendation, Tree
+from wizard.tree.walker import WalkState, walk
+
+
+class Session:
+    """One walk through the tree. `extras` are answers-file keys no question asks (tp, pp, replicas, ...)."""
+
+    def __init__(self, tree: Tree | None = None, extras: dict[str, Any] | None = None) -> None:
+        self.tree = tree or load_tree()
+        self.given: list[tuple[str, Any]] = []  # (var, value) in the order asked on the current path
+        self.remembered: dict[str, Any] = {}  # every answer ever given: offered as the default next time
+        self.context = Context(extras)
+        self.state: WalkState = self._walk()
+
+    # -- the walk
+    def _compute(self, node: Compute, env: dict[str, Any]) -> dict[str, Any]:
+        return FUNCTIONS[node.function](env, self.context)
+
+    def _walk(self) -> WalkState:
+        return walk(self.tree, dict(self.given), self._compute)
+
+    @property
+    def question(self) -> Question | None:
+        """The question waiting for an answer (None once a recommendation is reached)."""
+        if self.state.current is None:
+            return None
+        node = self.tree.nodes[self.state.current]
+        assert isinstance(node, Question)
+        return node
+
+    @property
+    def recommendation(self) -> Recommendation | None:
+        if self.state.recommendation is None:
+            return None
+        node = self.tree.nodes[self.state.recommendation]
+        assert isinstance(node, Recommendation)
+        return node
+
+    def default_for(self, q: Question) -> Any:
+        """What to pre-fill: the answer given before (after Back), else the tree's default."""
+        return self.remembered.get(q.var, q.default)
+
+    # -- the moves
+    def answer(self, raw: Any) -> None:
+        """Answer the current question; raises InputError (state unchanged) when the answer is not accepted."""
+        q = self.question
+        if q is None:
+            raise InputError("answer", raw, "the walk is finished; use back() to change an answer")
+        value = coerce(q, raw)
+        if value is not None:
+            validate_answers({q.var: value}, where="answer")
+        before = list(self.given)
+        self.given.append((q.var, value))
+        try:
+            self.state = self._walk()
+        except InputError:
+            self.given = before  # e.g. the model cannot be resolved: stay on the question
+            self.state = self._walk()
+            raise
+        self.remembered[q.var] = value
+
+    def back(self) -> bool:
+        """Return to the previous question, keeping its answer as the default; False at the first question."""
+        if not self.given:
+            return False
+        self.given.pop()
+        self.state = self._walk()
+        return True
+
+    @property
+    def answers(self) -> dict[str, Any]:
+        """The answers of the questions on the path, plus the extras: what answers.yaml records."""
+        return {**self.context.extras, **self.state.answers}
+
+
+def run_answers(data: dict[str, Any], tree: Tree | None = None) -> Session:
+    """Non-interactive: walk with the given answers, taking the tree's default for every question not answered."""
+    tree = tree or load_tree()
+    asked = {n.var for n in tree.nodes.values() if isinstance(n, Question)}
+    extras = {k: v for k, v in data.items() if k not in asked}
+    session = Session(tree, extras)
+    supplied = {k: v for k, v in data.items() if k in asked}
+    session.given = list(supplied.items())
+    session.state = walk(tree, supplied, session._compute, use_defaults=True)
+    if session.state.current is not None:
+        node = tree.nodes[session.state.current]
+        raise InputError("answers", node.var if isinstance(node, Question) else node, "required: the tree has no default for it")
+    return session
