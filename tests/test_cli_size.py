@@ -9,7 +9,7 @@ from cli_run import assert_one_line_error, run_cli
 # DESIGN.md "JSON output": size --json prints exactly these fields (performance comes with --prompt-tokens).
 SIZE_KEYS = {
     "model", "gpu", "parallel", "inputs", "per_gpu_bytes", "usable_bytes", "headroom_bytes", "fits",
-    "kv_bytes_per_token", "kv_capacity_tokens", "max_concurrency",
+    "kv_bytes_per_token", "kv_capacity_tokens", "max_concurrency", "notes",
 }
 MODEL_KEYS = {"id", "source", "architecture", "params_total", "params_active", "layers", "attention_heads", "kv_heads",
               "head_dim", "attention"}
@@ -47,13 +47,25 @@ def test_deepseek_v3_mla_kv_per_token():
     assert bf16.json()["model"]["params_total"] == 671_026_419_200
 
 
-def test_gemma2_sliding_layers_capped_at_window():
+def test_gemma2_sliding_layers_budgeted_as_vllm_does():
+    # 21 global layers keep the whole context; 21 local (sliding, window 4096) layers are budgeted per request
+    # at (ceil(min(window - 1 + max_num_batched_tokens, context) / 16) + 1) blocks of 16 tokens (vLLM V1).
+    per_layer = 2 * 8 * 256 * 2  # 2 × 8 KV heads × head_dim 256 × 2 bytes
     r = run_cli("size", "google/gemma-2-9b-it", "--context", "8192", "--concurrency", "16", "--json")
     assert r.code == 0, r.err
-    per_layer = 2 * 8 * 256 * 2  # 2 × 8 KV heads × head_dim 256 × 2 bytes
-    expected = 16 * (21 * 8192 + 21 * 4096) * per_layer  # 21 global layers full, 21 local capped at 4096
-    assert r.json()["per_gpu_bytes"]["kv_cache"] == expected
-    assert abs(expected / 1e9 - 33.82) < 0.01  # sizing-notes.md: 33.82 GB (45.10 GB if every layer were full)
+    sliding = (8192 // 16 + 1) * 16  # min(4095 + 8192, 8192) = 8192 → 513 blocks: no saving at this context
+    assert r.json()["per_gpu_bytes"]["kv_cache"] == 16 * (21 * 8192 + 21 * sliding) * per_layer
+    small = run_cli("size", "google/gemma-2-9b-it", "--context", "8192", "--concurrency", "16",
+                    "--max-num-batched-tokens", "2048", "--json")
+    sliding = (-(-(4095 + 2048) // 16) + 1) * 16  # 6,143 tokens → 385 blocks = 6,160 tokens
+    assert small.json()["per_gpu_bytes"]["kv_cache"] == 16 * (21 * 8192 + 21 * sliding) * per_layer
+    # Steady-state decode holds only the window: sizing-notes.md's 33.82 GB (45.10 GB if every layer were full).
+    from wizard.sizing.kv_cache import kv_shape
+    from wizard.sources.catalog import find_entry, load_catalog_model
+
+    kv = kv_shape(load_catalog_model(find_entry("google/gemma-2-9b-it")))
+    assert abs(16 * kv.bytes_per_sequence(8192) / 1e9 - 33.82) < 0.01
+    assert abs(16 * kv.uncapped_bytes_per_token * 8192 / 1e9 - 45.10) < 0.01
 
 
 def test_qwen3_tied_embeddings_counted_once():

@@ -37,6 +37,9 @@ LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost"}
 #       bytes: BF16 (53,248 + 36,864) * 2 = 180,224; F32 (192 + 128) * 4 = 1,280 -> 181,504
 DENSE_PARAMS, DENSE_BYTES = 53_440, 107_264
 SHARDED_PARAMS, SHARDED_BYTES = 90_432, 181_504
+# As served: vLLM loads float32 tensors into 16-bit parameters, so the F32 norms count 2 bytes each.
+DENSE_SERVED = 106_496 + (128 + 64) * 2  # 106,880
+SHARDED_SERVED = 180_224 + (192 + 128) * 2  # 180,864
 
 
 def sums(*groups: dict) -> tuple[int, int]:
@@ -149,7 +152,7 @@ def test_single_file_exact_sizes(hub):
     assert spec.id == "fake/dense"
     assert (spec.hidden_size, spec.num_layers, spec.num_kv_heads, spec.vocab_size) == (64, 1, 2, 128)
     assert spec.exact is not None
-    assert (spec.exact.params, spec.exact.bytes) == (DENSE_PARAMS, DENSE_BYTES)
+    assert (spec.exact.params, spec.exact.bytes) == (DENSE_PARAMS, DENSE_SERVED)
     assert spec.quant is None  # hf_quant_config.json answered 404: fine
     assert hub.url in spec.source_detail
     # the header was read with Range requests; the weights were never downloaded whole
@@ -161,7 +164,7 @@ def test_sharded_exact_sizes_through_resolve(hub):
     spec = resolve_model("fake/sharded")
     assert spec.source == "hub"
     assert spec.num_layers == 2
-    assert (spec.exact.params, spec.exact.bytes) == (SHARDED_PARAMS, SHARDED_BYTES)
+    assert (spec.exact.params, spec.exact.bytes) == (SHARDED_PARAMS, SHARDED_SERVED)
     fetched = {r.path.rsplit("/", 1)[1] for r in hub.requests if r.method == "GET"}
     shards = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}
     assert {"model.safetensors.index.json", *shards} <= fetched
@@ -179,7 +182,7 @@ def test_private_repo_with_hf_token(hub, monkeypatch):
     assert "not found" in failure("fake/private")
     monkeypatch.setenv("HF_TOKEN", "hf_fake_private")
     spec = resolve_model("fake/private")
-    assert (spec.exact.params, spec.exact.bytes) == (DENSE_PARAMS, DENSE_BYTES)
+    assert (spec.exact.params, spec.exact.bytes) == (DENSE_PARAMS, DENSE_SERVED)
     assert any(r.path.endswith("/fake/private/resolve/main/config.json") and r.auth == "Bearer hf_fake_private"
                for r in hub.requests)
 
@@ -288,7 +291,7 @@ def test_offline_reads_headers_of_cached_weights(hub, monkeypatch):
         hf_hub_download("fake/sharded", name)  # as vLLM would have, before going offline
     go_offline(monkeypatch)
     spec = resolve_model("fake/sharded")
-    assert (spec.exact.params, spec.exact.bytes) == (SHARDED_PARAMS, SHARDED_BYTES)
+    assert (spec.exact.params, spec.exact.bytes) == (SHARDED_PARAMS, SHARDED_SERVED)
 
 
 def test_unreachable_after_download_uses_the_cache(hub, monkeypatch):
@@ -334,7 +337,7 @@ def test_fresh_process_honours_the_environment(hub, tmp_path):
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
-    assert lines[0] == f"hub {DENSE_PARAMS} {DENSE_BYTES}"
+    assert lines[0] == f"hub {DENSE_PARAMS} {DENSE_SERVED}"
     assert "gated" in lines[1] and "HF_TOKEN" in lines[1]
     assert (tmp_path / "fresh" / "hub" / "models--fake--dense").is_dir()  # HF_HOME's cache was used
     assert "Traceback" not in done.stderr

@@ -71,10 +71,11 @@ def test_exact_params_and_bytes_from_two_shards(tmp_path):
 def test_exact_bytes_override_the_arithmetic(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(TINY))
     tensors = {k: ("BF16", s) for k, s in tiny_tensors().items()}
-    tensors["extra.weight"] = ("F32", [1000])  # something the config arithmetic cannot know about
+    tensors["extra.weight"] = ("F32", [5000])  # something the config arithmetic cannot know about
     data = write_safetensors(tmp_path / "model.safetensors", tensors, {"BF16": 2, "F32": 4})
     r = size(load_local(tmp_path), find_gpu("l4-24gb"), SizeInputs(context_tokens=256))
-    assert r.weights.exact and r.weights.total == data
+    assert r.weights.exact and r.weights.total == data - 5000 * 2  # float32 is served in 16-bit: 2 of 4 bytes
+    assert any("the exact count is used" in n for n in r.notes)  # 5,000 parameters the config does not know: +9 %
 
 
 def test_packed_int4_checkpoint_keeps_computed_params_but_exact_bytes(tmp_path):

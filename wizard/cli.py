@@ -56,7 +56,8 @@ def build_parser() -> Parser:
     size.add_argument("--gpu", default=DEFAULT_GPU, help=f"catalog GPU id (see `gpus`; default {DEFAULT_GPU})")
     size.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel size (GPUs per stage)")
     size.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel size (stages)")
-    size.add_argument("--context", type=positive_int, default=8192, help="P99 prompt + output tokens per request")
+    size.add_argument("--context", type=positive_int, default=None,
+                      help="P99 prompt + output tokens per request (default: 8192, or the model's maximum if smaller)")
     size.add_argument("--concurrency", type=positive_int, default=1, help="P99 sequences in flight at peak")
     size.add_argument("--weight-precision", choices=WEIGHT_PRECISIONS, default="auto")
     size.add_argument("--kv-cache-dtype", choices=KV_DTYPES, default="auto")
@@ -123,7 +124,7 @@ def cmd_size(args: argparse.Namespace) -> int:
     inputs = SizeInputs(
         tp=args.tp,
         pp=args.pp,
-        context_tokens=args.context,
+        context_tokens=args.context or min(8192, model.max_position_embeddings),
         concurrency=args.concurrency,
         weight_precision=args.weight_precision,
         kv_cache_dtype=args.kv_cache_dtype,
@@ -137,8 +138,6 @@ def cmd_size(args: argparse.Namespace) -> int:
         from wizard.sizing.size_json import size_json
 
         print(json.dumps(size_json(result), indent=2))
-        for note in model.notes:  # stdout keeps the JSON contract; caveats such as "generic estimate" go here
-            print(f"note: {note}", file=sys.stderr)
     else:
         from wizard.report import print_size
 

@@ -81,8 +81,8 @@ def print_size(r: SizeResult, console: Console | None = None) -> None:
         f"KV capacity: {r.kv_capacity_tokens:,} tokens per GPU (vLLM's 'GPU KV cache size'), "
         f"max concurrency at {i.context_tokens:,} tokens: {r.max_concurrency:.2f}×"
     )
-    for note in m.notes:
-        console.print(f"[yellow]note:[/] {note}")
+    for note in r.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
 
 
 def print_models(entries: Iterable) -> None:

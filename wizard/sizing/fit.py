@@ -14,7 +14,7 @@ from wizard.sizing.engine import BLOCK_SIZE, default_max_num_batched_tokens
 from wizard.sizing.kv_cache import KvShape, kv_stages
 from wizard.sizing.layout import check_layout
 from wizard.sizing.params import ParamCount, count_params
-from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS, weight_format
+from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS, WeightFormat, precision_problem, weight_format
 from wizard.sizing.reserve import Reserve, framework_reserve
 from wizard.sizing.weights import WeightBytes, weight_bytes
 from wizard.specs import GpuSpec, ModelSpec
@@ -49,6 +49,7 @@ class SizeResult(NamedTuple):
     reserve: Reserve
     usable_bytes: int
     kv_capacity_tokens: int
+    notes: tuple[str, ...] = ()  # caveats of this sizing (model caveats first), shown with every figure
 
     @property
     def total_bytes(self) -> int:
@@ -93,29 +94,68 @@ def validate_inputs(i: SizeInputs) -> None:
             raise InputError(name, value, "expected an integer >= 1")
 
 
+def check_engine_limits(model: ModelSpec, inputs: SizeInputs) -> None:
+    """What vLLM itself refuses: a context beyond the model's, a precision the checkpoint cannot load at."""
+    if inputs.context_tokens > model.max_position_embeddings:
+        raise InputError(
+            "context_tokens", inputs.context_tokens,
+            f"{model.id} allows at most {model.max_position_embeddings:,} tokens (max_position_embeddings): vLLM "
+            "refuses a longer max_model_len unless rope scaling is configured and VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+        )
+    problem = precision_problem(model, inputs.weight_precision)
+    if problem:
+        raise InputError("weight_precision", inputs.weight_precision, problem)
+
+
+def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFormat) -> tuple[str, ...]:
+    """Caveats a reviewer needs beside the numbers (each names its rule)."""
+    notes = list(model.notes)
+    params = count_params(model)
+    if params.exact and params.computed_total and abs(params.total - params.computed_total) > 0.02 * params.computed_total:
+        notes.append(f"{params.source} hold {params.total:,} parameters, the config arithmetic {params.computed_total:,} "
+                     f"({(params.total - params.computed_total) / params.computed_total:+.1%}): the exact count is used")
+    if fmt.bits < 16 and not fmt.from_checkpoint and fmt.name in ("int4", "int8"):
+        notes.append(f"{fmt.name} needs a checkpoint quantized to it (AWQ/GPTQ, w8a8) or bitsandbytes in-flight "
+                     f"quantization; sized as {'AWQ/GPTQ group 128' if fmt.name == 'int4' else 'per-channel int8'}")
+    if fmt.name == "fp8" and not gpu.fp8_support:
+        notes.append(f"{gpu.id} has no FP8 tensor cores: vLLM runs FP8 weights weight-only (Marlin, Ampere or newer)")
+    if model.quant is not None and model.quant.kv_cache_fp8 and inputs.kv_cache_dtype == "auto":
+        notes.append("the checkpoint ships FP8 KV-cache scales: --kv-cache-dtype fp8 halves the KV cache")
+    if inputs.gpu_memory_utilization >= 0.95:
+        notes.append(f"gpu_memory_utilization {inputs.gpu_memory_utilization} leaves almost no headroom: "
+                     "'computing at 100 % — a sure OOM' (DOMAIN §2)")
+    return tuple(notes)
+
+
 def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     """Size one layout of one model on one GPU type. Raises InputError for inputs or layouts an engine rejects."""
     validate_inputs(inputs)
+    check_engine_limits(model, inputs)
     fmt = weight_format(model, inputs.weight_precision)
     aligned = fmt.from_checkpoint and fmt.name in ("int4", "int8", "fp8")
     check_layout(model, inputs.tp, inputs.pp, fmt.name, fmt.group_size if aligned else None, fmt.block if aligned else None)
     params = count_params(model)
     weights = weight_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp)
-    # The GPU that runs out first: its PP stage's weights plus that stage's KV at this context and load.
-    stages = kv_stages(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp)
-    per_seq = [s.bytes_per_sequence(inputs.context_tokens) for s in stages]
-    heaviest = max(range(inputs.pp), key=lambda s: weights.per_stage[s] + per_seq[s] * inputs.concurrency)
-    kv = stages[heaviest]
-    weights = weights._replace(per_gpu=weights.per_stage[heaviest])
     batched = inputs.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
     act = activation_peak(model, inputs.tp, batched, seqs)
     reserve = framework_reserve(inputs.tp, inputs.pp, inputs.cuda_graphs_in_budget)
     usable = int(gpu.memory_reported_bytes * inputs.gpu_memory_utilization)
-    pool = usable - weights.per_gpu - act.peak - reserve.total
-    per_token = kv.bytes_per_token(inputs.context_tokens)
-    capacity = max(0, pool) // per_token // BLOCK_SIZE * BLOCK_SIZE if per_token else 0
-    kv_bytes = kv.bytes_per_sequence(inputs.context_tokens) * inputs.concurrency
+    ctx = inputs.context_tokens
+    stages = kv_stages(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp, batched)
+    # Per PP stage: its weights, its KV pool, its capacity. vLLM keeps the smallest block count across stages;
+    # the stage with the least room is the GPU that runs out first, and the one reported.
+    pools = [usable - weights.per_stage[s] - act.peak - reserve.total for s in range(inputs.pp)]
+    capacities = [
+        max(0, pool) // stage.bytes_per_token(ctx) // BLOCK_SIZE * BLOCK_SIZE if stage.bytes_per_token(ctx) else 0
+        for pool, stage in zip(pools, stages)
+    ]
+    load = [weights.per_stage[s] + stages[s].bytes_per_sequence(ctx) * inputs.concurrency for s in range(inputs.pp)]
+    heaviest = min(range(inputs.pp), key=lambda s: (capacities[s], -load[s]))
+    kv = stages[heaviest]
+    weights = weights._replace(per_gpu=weights.per_stage[heaviest])
+    capacity = min(capacities)
+    kv_bytes = kv.bytes_per_sequence(ctx) * inputs.concurrency
     return SizeResult(
         model=model,
         gpu=gpu,
@@ -128,4 +168,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         reserve=reserve,
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
+        notes=size_notes(model, gpu, inputs, fmt),
     )

@@ -3,8 +3,10 @@
 - Standard / GQA / MQA: 2 × kv_heads × head_dim × bytes per full-attention layer; under TP each rank keeps
   kv_heads / TP heads, or one replicated head when kv_heads < TP.
 - MLA (DeepSeek): (kv_lora_rank + qk_rope_head_dim) × bytes per layer, no factor 2, replicated on every rank.
-- Sliding-window layers keep at most `sliding_window` tokens of each sequence (vLLM's hybrid KV cache manager,
-  the default of the V1 engine, allocates them that way; V0 allocated the full context).
+- Sliding-window layers keep at most `sliding_window` tokens of each sequence in steady-state decode; vLLM's
+  V1 engine budgets them per request at (ceil(min(window − 1 + max_num_batched_tokens, max_model_len) / block)
+  + 1) blocks (SlidingWindowSpec.max_memory_usage_bytes: a prefill chunk needs the window behind it), and its
+  "Maximum concurrency" uses that budget. Sizing with `batched_tokens` follows the engine; without, steady state.
 - Linear-attention / Mamba layers keep a fixed state per sequence, not per token.
 Only the layers of one PP stage live on a GPU.
 """
@@ -12,6 +14,7 @@ Only the layers of one PP stage live on a GPU.
 
 from typing import NamedTuple
 
+from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.layout import stage_layers
 from wizard.specs import FULL, LINEAR, SLIDING, ModelSpec
 
@@ -24,11 +27,21 @@ class KvShape(NamedTuple):
     window: int | None
     state_bytes_per_sequence: int  # linear-attention layers
     element_bytes: int
+    batched_tokens: int | None = None  # the engine's max_num_batched_tokens: None sizes steady-state decode
+
+    def sliding_tokens(self, context: int) -> int:
+        """Tokens a sliding-window layer holds per sequence: the engine's budget, or the window itself."""
+        if not self.window:
+            return context
+        if self.batched_tokens is None:
+            return min(context, self.window)
+        tokens = min(self.window - 1 + self.batched_tokens, context)
+        return (-(-tokens // BLOCK_SIZE) + 1) * BLOCK_SIZE
 
     def bytes_per_sequence(self, context: int) -> int:
         """KV bytes one sequence of `context` tokens holds on this GPU."""
-        capped = min(context, self.window) if self.window else context
-        return self.full_bytes_per_token * context + self.sliding_bytes_per_token * capped + self.state_bytes_per_sequence
+        return (self.full_bytes_per_token * context + self.sliding_bytes_per_token * self.sliding_tokens(context)
+                + self.state_bytes_per_sequence)
 
     def bytes_per_token(self, context: int) -> int:
         """Average KV bytes per token at this context (equals the plain per-token figure without windows/state)."""
@@ -50,7 +63,8 @@ def kv_heads_per_rank(m: ModelSpec, tp: int) -> int:
     return max(1, m.num_kv_heads // tp)
 
 
-def kv_stages(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1) -> tuple[KvShape, ...]:
+def kv_stages(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1,
+              batched_tokens: int | None = None) -> tuple[KvShape, ...]:
     """KV layout per GPU of each PP stage (stages can differ in layer count and, with interleaved
     attention, in how many of their layers are full, sliding or linear)."""
     e = kv_element_bytes(m, kv_dtype)
@@ -69,6 +83,7 @@ def kv_stages(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1) ->
                 window=m.sliding_window,
                 state_bytes_per_sequence=state * kinds.count(LINEAR),
                 element_bytes=e,
+                batched_tokens=batched_tokens,
             )
         )
     return tuple(stages)

@@ -33,7 +33,7 @@ def weight_format(m: ModelSpec, precision: str) -> WeightFormat:
     if q is not None and _checkpoint_format(q).name == precision:
         return _checkpoint_format(q)
     if precision in ("bf16", "fp16"):
-        return WeightFormat(precision, 16)
+        return WeightFormat(precision, 16, from_checkpoint=q is None)
     if precision == "fp8":  # vLLM --quantization fp8 on a 16-bit checkpoint: dynamic, per-tensor scale
         return WeightFormat("fp8", 8, scale_bytes=4)
     if precision == "int8":  # w8a8 / GPTQ-8bit style: one 16-bit scale per output channel
@@ -63,3 +63,14 @@ def _checkpoint_format(q) -> WeightFormat:
         g_idx=q.desc_act,
         from_checkpoint=True,
     )
+
+
+def precision_problem(m: ModelSpec, precision: str) -> str | None:
+    """Why vLLM cannot serve this checkpoint at `precision`, or None. A quantized checkpoint loads in its own
+    format: it is not dequantized to 16-bit nor re-quantized to another format at load."""
+    if m.quant is None or precision == "auto":
+        return None
+    own = _checkpoint_format(m.quant).name
+    if precision != own:
+        return f"the checkpoint is stored as {own} and vLLM loads it as {own}: use auto (or {own})"
+    return None

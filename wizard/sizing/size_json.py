@@ -8,7 +8,9 @@ from wizard.sizing.fit import SizeResult
 
 
 def size_json(r: SizeResult) -> dict[str, Any]:
-    """A SizeResult as the public JSON contract (other scripts parse this: extend, never rename)."""
+    """A SizeResult as the public JSON contract (other scripts parse this: extend, never rename).
+
+    `notes` extends DESIGN.md's fields: a generic estimate or a borrowed config must be visible to scripts too."""
     m, i = r.model, r.inputs
     return {
         "model": {
@@ -45,4 +47,5 @@ def size_json(r: SizeResult) -> dict[str, Any]:
         "kv_bytes_per_token": r.kv_bytes_per_token,
         "kv_capacity_tokens": r.kv_capacity_tokens,
         "max_concurrency": round(r.max_concurrency, 2),
+        "notes": list(r.notes),  # extension: caveats (generic estimate, sibling config, ...) so no figure is silent
     }

@@ -16,7 +16,7 @@ from wizard.specs import FULL, LINEAR, SLIDING, LinearAttentionSpec, MlaSpec, Mo
 KNOWN_TYPES = {
     "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text", "phi3", "mixtral",
     "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "qwen3_next", "granite", "olmo2",
-    "mllama",
+    "mllama", "mllama_text_model",
 }
 # Families whose MLP is the classic two-matrix (up, down) GELU MLP instead of a gated one.
 TWO_MATRIX_MLP = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "gpt_bigcode"}
@@ -140,6 +140,11 @@ def parse_config(
     if dtype_name == "float32":
         notes.append("checkpoint is float32: vLLM serves it in 16-bit by default (dtype auto), sized at 2 bytes")
 
+    if lm.has("num_nextn_predict_layers") and lm.int("num_nextn_predict_layers", minimum=0):
+        notes.append("multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding")
+    if lm.has("cross_attention_layers"):
+        notes.append("cross-attention layers are counted as self-attention layers (weights and KV per token), "
+                     "as vLLM V0 allocated them")
     mla = _mla(lm) if lm.has("kv_lora_rank") else None
     moe = _moe(lm, lm_type, layers)
     intermediate = lm.int("intermediate_size", 0, minimum=0)

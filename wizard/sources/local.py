@@ -28,12 +28,26 @@ def read_json(path: Path, what: str) -> dict:
 
 
 def exact_from_headers(headers: list[dict], config: dict, where: str) -> ExactWeights:
-    """Exact bytes (and params, when the tensors are unpacked weights) from safetensors headers."""
+    """Exact bytes (and params, when the tensors are unpacked weights) from safetensors headers.
+
+    float32 tensors are counted at 2 bytes: vLLM serves a float32 checkpoint in 16-bit (dtype auto)."""
     text = config.get("text_config") or config
     first_extra = text.get("num_hidden_layers") if text.get("num_nextn_predict_layers") else None
-    params, total, _ = count_tensors(headers, first_extra if isinstance(first_extra, int) else None)
+    params, total, by_dtype = count_tensors(headers, first_extra if isinstance(first_extra, int) else None)
+    total -= by_dtype.get("F32", 0) // 2 + by_dtype.get("F64", 0) * 3 // 4
     packed = any(name.endswith(QUANT_METADATA) for h in headers for name in h)
     return ExactWeights(params=None if packed else params, bytes=total, source=f"safetensors headers ({where})")
+
+
+def missing_shards(folder: Path) -> list[str]:
+    """Shards that model.safetensors.index.json lists but the folder lacks (a partial download)."""
+    index = folder / "model.safetensors.index.json"
+    if not index.is_file():
+        return []
+    weight_map = read_json(index, "model.safetensors.index.json").get("weight_map") or {}
+    if not isinstance(weight_map, dict):
+        raise InputError("model.safetensors.index.json", "weight_map", "expected a mapping of tensor names to files")
+    return sorted({f for f in weight_map.values() if not (folder / str(f)).is_file()})
 
 
 def load_local(folder: Path) -> ModelSpec:
@@ -52,8 +66,14 @@ def load_local(folder: Path) -> ModelSpec:
         quant_config=quant,
         where=str(config_path),
     )
-    files = sorted(folder.glob("*.safetensors"))
+    files = sorted(f for f in folder.glob("*.safetensors") if f.is_file())
     if not files:
         return spec
+    missing = missing_shards(folder)
+    if missing:
+        note = f"{len(missing)} shard(s) listed in model.safetensors.index.json are missing: sized from config.json"
+        return spec._replace(notes=(*spec.notes, note))
     headers = [read_header(f) for f in files]
-    return spec._replace(exact=exact_from_headers(headers, config, f"{len(files)} file(s) in {folder}"))
+    exact = exact_from_headers(headers, config, f"{len(files)} file(s) in {folder}")
+    return spec._replace(exact=exact)
+

@@ -25,17 +25,25 @@ SKIP_PREFIXES = ("model.mtp.",)
 
 def read_header(path: Path) -> dict:
     """The JSON header of one .safetensors file."""
+    if head_bytes(path) is None:
+        raise InputError(str(path), "not a file", "expected a safetensors file")
     with path.open("rb") as f:
         head = f.read(8)
+        if head == b"version ":  # a git-lfs pointer file ("version https://git-lfs...") in place of the weights
+            raise InputError(str(path), "a git-lfs pointer", "expected the real file: run `git lfs pull`")
         if len(head) != 8:
             raise InputError(str(path), "truncated", "expected a safetensors file (8-byte header length)")
         (n,) = struct.unpack("<Q", head)
         if n > MAX_HEADER:
             raise InputError(str(path), f"header of {n} bytes", "expected a safetensors header under 100 MB")
-        try:
-            return json.loads(f.read(n))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise InputError(str(path), "unreadable header", f"expected JSON ({e.__class__.__name__})") from None
+        raw = f.read(n)
+    try:
+        header = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(str(path), "unreadable header", f"expected JSON ({e.__class__.__name__})") from None
+    if not isinstance(header, dict):
+        raise InputError(str(path), "unreadable header", "expected a JSON object of tensors")
+    return header
 
 
 def count_tensors(headers: list[dict], skip_layers_from: int | None = None) -> tuple[int, int, dict[str, int]]:
@@ -56,8 +64,11 @@ def count_tensors(headers: list[dict], skip_layers_from: int | None = None) -> t
                 continue
             dtype = info.get("dtype")
             shape = info.get("shape")
-            if dtype not in DTYPE_BITS or not isinstance(shape, list):
-                raise InputError(f"safetensors tensor {name}", dtype, "expected a known dtype and a shape list")
+            if dtype not in DTYPE_BITS or not isinstance(shape, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+            ):
+                raise InputError(f"safetensors tensor {name}", f"{dtype} {shape}",
+                                 "expected a known dtype and a list of non-negative integer dimensions")
             n = math.prod(shape)
             b = n * DTYPE_BITS[dtype] // 8
             params += n
@@ -71,3 +82,11 @@ def _is_extra_layer(name: str, first_extra: int | None) -> bool:
         return False
     index = name.split(".", 3)[2]
     return index.isdigit() and int(index) >= first_extra
+
+
+def head_bytes(path: Path) -> int | None:
+    """Size of a regular file, None for anything else (a folder named *.safetensors, a broken link)."""
+    try:
+        return path.stat().st_size if path.is_file() else None
+    except OSError:
+        return None

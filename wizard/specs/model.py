@@ -64,7 +64,7 @@ class ExactWeights(NamedTuple):
     """Counted from safetensors headers (or stated by the catalog's source): no arithmetic involved."""
 
     params: int | None  # parameters of the checkpoint, MTP/draft layers excluded; None when packed (int4 words)
-    bytes: int  # bytes of the tensors as stored (exact whatever the packing)
+    bytes: int  # bytes as served: exact whatever the packing; float32 tensors at 2 bytes (vLLM loads them 16-bit)
     source: str
 
 

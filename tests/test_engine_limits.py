@@ -1,0 +1,118 @@
+"""What vLLM itself refuses or does differently, and the notes that keep every figure honest."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+
+from cli_run import assert_one_line_error, run_cli
+from wizard.errors import InputError
+from wizard.sizing.fit import SizeInputs, size
+from wizard.sizing.weights import weight_bytes
+from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model
+from wizard.sources.local import load_local
+from wizard.sources.safetensors_header import read_header
+
+
+def catalog(model_id: str):
+    return load_catalog_model(find_entry(model_id))
+
+
+def test_context_beyond_the_model_is_refused():
+    assert_one_line_error(run_cli("size", "google/gemma-2-9b-it", "--context", "100000"),
+                          "context_tokens", "8,192", "max_position_embeddings")
+
+
+def test_default_context_is_capped_at_the_model_maximum():
+    r = run_cli("size", "google/gemma-2-2b-it", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["inputs"]["context_tokens"] == 8192
+    # Mixtral-8x22B allows 65,536: the default stays 8,192
+    assert run_cli("size", "mistralai/Mixtral-8x22B-v0.1", "--tp", "8", "--json").json()["inputs"]["context_tokens"] == 8192
+
+
+def test_quantized_checkpoint_loads_only_in_its_own_format():
+    assert_one_line_error(run_cli("size", "Qwen/Qwen3-32B-FP8", "--weight-precision", "bf16"),
+                          "weight_precision", "stored as fp8")
+    assert_one_line_error(run_cli("size", "openai/gpt-oss-120b", "--weight-precision", "int4"),
+                          "weight_precision", "mxfp4")
+    ok = run_cli("size", "Qwen/Qwen3-32B-FP8", "--weight-precision", "fp8", "--json")
+    assert ok.code == 0, ok.err
+
+
+def test_int4_on_a_16_bit_checkpoint_says_what_it_needs():
+    r = size(catalog("Qwen/Qwen3-8B"), find_gpu("l4-24gb"), SizeInputs(weight_precision="int4", context_tokens=4096))
+    assert any("AWQ/GPTQ" in n for n in r.notes)
+
+
+def test_fp8_on_a_card_without_fp8_tensor_cores_is_noted():
+    r = size(catalog("Qwen/Qwen3-8B"), find_gpu("a100-sxm-80gb"), SizeInputs(weight_precision="fp8"))
+    assert any("no FP8 tensor cores" in n for n in r.notes)
+
+
+def test_modelopt_fp8_kv_scales_are_pointed_out():
+    r = size(catalog("nvidia/Llama-3.1-70B-Instruct-FP8"), find_gpu("h100-sxm-80gb"), SizeInputs(tp=2))
+    assert any("--kv-cache-dtype fp8" in n for n in r.notes)
+
+
+def test_utilization_near_one_is_noted():
+    r = size(catalog("Qwen/Qwen3-8B"), find_gpu("h100-sxm-80gb"), SizeInputs(gpu_memory_utilization=0.99))
+    assert any("sure OOM" in n for n in r.notes)
+
+
+def test_pp_capacity_is_the_smallest_stage():
+    # Qwen3-0.6B, 28 layers over PP 3 → 9, 10, 9 layers (vLLM gives the remainder to the stages before the last).
+    # The middle stage holds 10 layers of 2 × 8 KV heads × 128 × 2 B = 40,960 B per token and limits capacity.
+    m = catalog("Qwen/Qwen3-0.6B")
+    gpu = find_gpu("l4-24gb")
+    r = size(m, gpu, SizeInputs(pp=3, context_tokens=1024))
+    assert r.kv_bytes_per_token == 10 * 2 * 8 * 128 * 2
+    stage_weights = weight_bytes(m, "auto", 1, 3).per_stage
+    pool = r.usable_bytes - stage_weights[1] - r.activation.peak - r.reserve.total
+    assert r.kv_capacity_tokens == pool // 40_960 // 16 * 16
+
+
+def _write(path, header: bytes) -> None:
+    path.write_bytes(struct.pack("<Q", len(header)) + header)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"[1, 2]", "JSON object"),
+        (json.dumps({"a": {"dtype": "BF16", "shape": [2, "x"], "data_offsets": [0, 4]}}).encode(), "dimensions"),
+        (json.dumps({"a": {"dtype": "Q9", "shape": [2], "data_offsets": [0, 4]}}).encode(), "known dtype"),
+    ],
+)
+def test_malformed_headers_are_one_clear_error(tmp_path, content, words):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                                                      "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 100}))
+    _write(tmp_path / "model.safetensors", content)
+    with pytest.raises(InputError, match=words):
+        load_local(tmp_path)
+
+
+def test_lfs_pointer_and_folder_named_like_a_shard(tmp_path):
+    pointer = tmp_path / "model.safetensors"
+    pointer.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 123\n")
+    with pytest.raises(InputError, match="git lfs pull"):
+        read_header(pointer)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                                                      "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 100}))
+    pointer.unlink()
+    (tmp_path / "model.safetensors").mkdir()
+    assert load_local(tmp_path).exact is None  # a folder is not a shard
+
+
+def test_partial_download_is_sized_from_the_config(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                                                      "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 100}))
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(
+        {"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}))
+    _write(tmp_path / "model-00001-of-00002.safetensors",
+           json.dumps({"a": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}).encode())
+    spec = load_local(tmp_path)
+    assert spec.exact is None
+    assert any("missing" in n for n in spec.notes)
