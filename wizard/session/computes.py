@@ -21,7 +21,7 @@ from wizard.sizing.layout_search import (
     option,
 )
 from wizard.sizing.params import count_params
-from wizard.sizing.precision import weight_format
+from wizard.sizing.precision import precision_problem, weight_format
 from wizard.sources.catalog import find_gpu, gpu_catalog
 from wizard.sources.resolve import resolve_model
 from wizard.specs import GpuSpec, ModelSpec
@@ -75,15 +75,21 @@ def model_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if own and abs(own - params_b) / params_b > NAME_TOLERANCE:
         off = True
         guess_text = f"params_b {own:g} B was given but the config has {params_b} B"
-    checkpoint = weight_format(spec, "auto").name
-    asked = env.get("weight_precision", "auto")
     return {
         "params_b": params_b,
         "name_params_b": guess,
         "name_params_off": off,
         "param_guess_text": guess_text,
         "tiny_model": params.total <= TINY_PARAMS,
-        "checkpoint_format": checkpoint,
+        "checkpoint_format": weight_format(spec, "auto").name,
+    }
+
+
+def precision_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """§2 "computing FP16 after quantizing": the asked precision against the checkpoint's own format."""
+    checkpoint = env["checkpoint_format"]
+    asked = env.get("weight_precision", "auto")
+    return {
         "sixteen_bit_on_quantized": asked in ("bf16", "fp16") and checkpoint != "bf16",
         "needs_quantized_checkpoint": asked in ("int4", "int8") and checkpoint != asked,
     }
@@ -93,9 +99,12 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """§1, §2, §3, §5: the layout in the fixed order, copies for the peak, N+1 for online traffic."""
     spec = ctx.model(env["model"])
     peak = int(env["peak_concurrency"])
+    precision = env.get("weight_precision", "auto")
+    if precision_problem(spec, precision):  # a quantized checkpoint loads in its own format (quantized_as_fp16 warns)
+        precision = "auto"
     base = SizeInputs(
         context_tokens=int(env["context_tokens"]),
-        weight_precision=env.get("weight_precision", "auto"),
+        weight_precision=precision,
         kv_cache_dtype=env.get("kv_cache_dtype", "auto"),
         gpu_memory_utilization=float(env.get("gpu_memory_utilization", 0.9)),
     )
@@ -184,5 +193,6 @@ def _implied_concurrency(env: dict[str, Any], ctx: Context) -> float:
 
 FUNCTIONS: dict[str, Callable[[dict[str, Any], Context], dict[str, Any]]] = {
     "model_facts": model_facts,
+    "precision_facts": precision_facts,
     "fit": fit,
 }

@@ -49,7 +49,7 @@ def lint(tree: Tree, functions: Iterable[str] | None = None, answer_fields: dict
     """All checks; `functions` and `answer_fields` come from the session layer (the tree layer cannot import it)."""
     errors: list[str] = []
     errors += _structure(tree)
-    if errors:  # later checks assume a well-formed graph
+    if any(e.startswith("cycle:") for e in errors):  # the dataflow and the probe walk need an acyclic graph
         return LintReport(errors, {}, [], 0)
     errors += _dataflow(tree)
     if functions is not None:
@@ -132,6 +132,8 @@ def _dataflow(tree: Tree) -> list[str]:
         before[n] = set.intersection(*ins) if ins else set()
     errors = []
     for n, node in tree.nodes.items():
+        if n not in before:  # unreachable: reported by the structure check
+            continue
         available = before[n] | _sets(node)
         for i, e in enumerate(_edges(tree, n)):
             for var in sorted(condition_vars(e.when) - available):
@@ -178,7 +180,7 @@ def _probe_values(tree: Tree) -> dict[str, list[Any]]:
 
 def _question_probes(q: Question, thresholds: dict[str, list[Any]]) -> list[Any]:
     if q.var not in thresholds:  # no edge reads it: its value cannot change the route
-        return [q.default] + ([None] if q.optional else [])
+        return [q.default]
     if q.type == "bool":
         return [False, True]
     if q.type == "choice" and q.choices:

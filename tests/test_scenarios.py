@@ -1,0 +1,100 @@
+"""Every walkthrough of tests/scenarios/ through `plan --answers`: form, exposure, layout, warnings, path.
+
+Expected values are the decisions DOMAIN.md prescribes for each case (the section is named per row); the
+layouts follow from hand arithmetic on the configs (e.g. 70B bf16 = 141 GB: no single 80 GB card holds it,
+TP 2 leaves ~2 GiB for KV per GPU — about one 8k sequence — so TP 4 serves 32 with 4 GPUs instead of 64).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_run import run_cli
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+PLAN_KEYS = {"form", "exposure", "gpu", "tp", "pp", "replicas", "gpus_per_replica", "nodes_per_replica", "gpus_total",
+             "warnings", "path", "alternatives"}
+
+EXPECTED = {
+    # scenario: (form, exposure, gpu, tp, pp, replicas, warning ids)        DOMAIN §
+    "tiny_model": ("single_gpu", "gateway", "l4-24gb", 1, 1, 2, {"cpu_would_do"}),  # §12 small, §10 N+1
+    "tiny_offline_cpu": ("cpu", "none", None, 0, 0, 0, set()),  # §12 "even a CPU may do"
+    "offline_research": ("single_node_multi_gpu", "none", "h100-sxm-80gb", 4, 1, 2, set()),  # §12 batch, §3
+    "data_residency": ("single_gpu", "gateway", "l40s-48gb", 1, 1, 2, set()),  # §12 managed excluded at 40/day
+    "very_large_model": ("multi_node", "kubernetes", "h100-sxm-80gb", 8, 2, 2, set()),  # §12, §3 TP in, PP across
+    "very_low_traffic": ("managed_api", "managed_api", None, 0, 0, 0, set()),  # §12 tens a day
+    "llama8b_high_traffic": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 6, set()),  # §5 replicas
+    "llama70b_bf16": ("single_node_multi_gpu", "kubernetes", "h100-sxm-80gb", 4, 1, 2, set()),  # §9 TP in node
+    "llama8b_tp_forced": ("single_node_multi_gpu", "kubernetes", "h100-sxm-80gb", 4, 1, 2, {"tp_when_fits"}),  # §5
+    "no_ops_team": ("managed_api", "managed_api", None, 0, 0, 0, set()),  # §6, §9
+    "bursty_pay_as_you_go": ("managed_api", "managed_api", None, 0, 0, 0, set()),  # §9 last line
+    "single_replica_forced": ("single_gpu", "kubernetes", "l40s-48gb", 1, 1, 1, {"single_replica"}),  # §10
+    "name_guessed_params": ("single_node_multi_gpu", "kubernetes", "h100-sxm-80gb", 2, 1, 2, {"name_guessed_params"}),
+    "fp8_checkpoint_as_bf16": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 2,
+                               {"quantized_as_fp16", "utilization_too_high"}),  # §2
+    "average_not_p99": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 2, {"average_not_p99"}),  # §2
+}
+
+
+def test_every_scenario_file_has_an_expectation():
+    assert {p.stem for p in SCENARIOS.glob("*.yaml")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_scenario_plan(name):
+    form, exposure, gpu, tp, pp, replicas, warnings = EXPECTED[name]
+    r = run_cli("plan", "--answers", str(SCENARIOS / f"{name}.yaml"), "--json")
+    assert r.code == 0, r.err
+    plan = r.json()
+    assert PLAN_KEYS <= set(plan)
+    assert (plan["form"], plan["exposure"], plan["gpu"]) == (form, exposure, gpu)
+    assert (plan["tp"], plan["pp"], plan["replicas"]) == (tp, pp, replicas)
+    assert {w["id"] for w in plan["warnings"]} == warnings
+    for w in plan["warnings"]:
+        assert w["section"].startswith("§") and w["message"]
+    # the path starts at the model question and ends at a recommendation of this form
+    assert plan["path"][0]["node"] == "model"
+    assert plan["path"][-1]["value"] == form
+    # every other form is an alternative with a concrete reason
+    assert {a["form"] for a in plan["alternatives"]} == {"cpu", "single_gpu", "single_node_multi_gpu", "multi_node",
+                                                        "managed_api"} - {form}
+    assert all(a["why_not"] for a in plan["alternatives"])
+    if gpu is not None:
+        assert plan["gpus_total"] == tp * pp * replicas
+        assert plan["memory"]["fits"] is True
+        assert plan["memory"]["parallel"] == {"tp": tp, "pp": pp}
+
+
+def test_data_residency_rules_out_the_managed_api_by_name():
+    plan = run_cli("plan", "--answers", str(SCENARIOS / "data_residency.yaml"), "--json").json()
+    managed = next(a for a in plan["alternatives"] if a["form"] == "managed_api")
+    assert "data residency" in managed["why_not"]
+
+
+def test_very_low_traffic_path_asks_nothing_about_gpus():
+    # Answers are restricted to the path: no GPU, utilization or latency defaults leak into a managed plan.
+    plan = run_cli("plan", "--answers", str(SCENARIOS / "very_low_traffic.yaml"), "--json").json()
+    visited = [step["node"] for step in plan["path"]]
+    assert "gpu" not in visited and "fit" not in visited and "ttft_p99_ms" not in visited
+    assert visited[-1] == "managed_low_traffic"
+
+
+def test_set_overrides_the_file():
+    r = run_cli("plan", "--answers", str(SCENARIOS / "llama8b_high_traffic.yaml"), "--set", "daily_requests=30",
+                "--set", "peak_concurrency=2", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["form"] == "managed_api"
+
+
+def test_multi_node_layout_keeps_tp_inside_a_node():
+    plan = run_cli("plan", "--answers", str(SCENARIOS / "very_large_model.yaml"), "--json").json()
+    assert plan["tp"] <= 8 and plan["nodes_per_replica"] == 2  # TP 8 inside each H100 node, PP 2 across
+
+
+def test_rich_summary_names_the_path_and_the_rules():
+    r = run_cli("plan", "--answers", str(SCENARIOS / "llama70b_bf16.yaml"))
+    assert r.code == 0, r.err
+    for text in ("single_node_multi_gpu", "TP 4", "Path through the tree", "§3", "not single_gpu"):
+        assert text in r.out, text

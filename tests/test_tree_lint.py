@@ -1,0 +1,138 @@
+"""`tree lint` passes on the bundled tree and names the node of every defect planted in a copy of it."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cli_run import run_cli
+from wizard.errors import InputError
+from wizard.session.answers import accepted_values
+from wizard.session.computes import FUNCTIONS
+from wizard.tree.lint import lint
+from wizard.tree.loader import check_integrity, default_tree_path, load_tree
+from wizard.tree.schema import Tree
+
+RAW = yaml.safe_load(default_tree_path().read_text())
+
+
+def lint_raw(raw: dict):
+    tree = Tree.model_validate(raw)
+    check_integrity(tree)
+    return lint(tree, FUNCTIONS, accepted_values())
+
+
+def mutated(fn) -> dict:
+    raw = copy.deepcopy(RAW)
+    fn(raw)
+    return raw
+
+
+def test_bundled_tree_is_clean_and_reaches_every_recommendation():
+    report = lint(load_tree(), FUNCTIONS, accepted_values())
+    assert report.errors == []
+    recommendations = {k for k, n in RAW["nodes"].items() if n["kind"] == "recommendation"}
+    assert set(report.reached) == recommendations
+    # the first answers that reach a recommendation lead there when replayed through the real engine
+    assert report.reached["managed_low_traffic"]["daily_requests"] < 100
+
+
+def test_cli_lint_ok_and_show_and_paths():
+    r = run_cli("tree", "lint")
+    assert r.code == 0 and "tree lint: ok" in r.out
+    show = run_cli("tree", "show")
+    assert show.code == 0 and "managed_low_traffic" in show.out and "layout_form = single_gpu" in show.out
+    paths = run_cli("tree", "paths")
+    assert paths.code == 0 and "multi_node" in paths.out and "→" in paths.out
+
+
+def test_typo_in_a_compared_choice_names_the_node():
+    def typo(raw):
+        raw["nodes"]["ops_capability"]["next"][0]["when"]["all"][0]["value"] = "nonne"
+
+    with pytest.raises(InputError, match=r"nodes\.ops_capability\.next\[0\].*nonne"):
+        lint_raw(mutated(typo))
+
+
+def test_unreachable_node():
+    def orphan(raw):
+        raw["nodes"]["orphan"] = copy.deepcopy(raw["nodes"]["managed_no_ops"])
+
+    assert any("node orphan: unreachable" in e for e in lint_raw(mutated(orphan)).errors)
+
+
+def test_dead_end_when_the_catch_all_is_removed():
+    def no_catch_all(raw):
+        raw["nodes"]["fit"]["next"].pop()  # multi_node was the fallback
+
+    errors = lint_raw(mutated(no_catch_all)).errors
+    assert any(e.startswith("node fit: dead end") for e in errors)
+    assert any("recommendation multi_node: no probe walk reaches it" in e for e in errors)
+
+
+def test_cycle_is_named():
+    def loop(raw):
+        raw["nodes"]["gpu"]["next"] = [{"goto": "model"}]
+
+    assert any(e.startswith("cycle:") and "gpu" in e for e in lint_raw(mutated(loop)).errors)
+
+
+def test_edge_after_catch_all():
+    def after(raw):
+        raw["nodes"]["workload"]["next"].append({"goto": "data_residency"})
+
+    assert any("node workload: edge 1 after the catch-all" in e for e in lint_raw(mutated(after)).errors)
+
+
+def test_condition_reading_a_variable_not_set_on_every_path():
+    def early(raw):  # the offline road reaches `gpu` without ever asking ops_capability
+        raw["nodes"]["gpu"]["next"].insert(0, {"when": {"var": "ops_capability", "op": "eq", "value": "none"},
+                                               "goto": "kv_cache_dtype"})
+
+    assert any("node gpu: edge 0 reads 'ops_capability'" in e for e in lint_raw(mutated(early)).errors)
+
+
+def test_shadowed_recommendation_is_unreachable():
+    def shadow(raw):
+        raw["nodes"]["never"] = copy.deepcopy(raw["nodes"]["single_gpu"])
+        raw["nodes"]["fit"]["next"].insert(-1, {"when": {"var": "layout_form", "op": "eq", "value": "single_gpu"},
+                                                "goto": "never"})
+
+    assert any("recommendation never: no probe walk reaches it" in e for e in lint_raw(mutated(shadow)).errors)
+
+
+def test_unknown_function_and_key_and_template_variable():
+    def bad(raw):
+        raw["nodes"]["fit"]["function"] = "fitt"
+        raw["nodes"]["kv_cache_dtype"]["var"] = "kv_dtype"
+        raw["nodes"]["single_gpu"]["summary"] = "{{ undefined_thing }}"
+
+    errors = lint_raw(mutated(bad)).errors
+    assert any("unknown compute function 'fitt'" in e for e in errors)
+    assert any("question kv_cache_dtype: var 'kv_dtype' is not a key of the answers file" in e for e in errors)
+    assert any("recommendation single_gpu: summary uses 'undefined_thing'" in e for e in errors)
+
+
+def test_unknown_key_in_a_node_is_a_load_error(tmp_path):
+    raw = mutated(lambda r: r["nodes"]["model"].update({"promt": "typo"}))
+    f = tmp_path / "tree.yaml"
+    f.write_text(yaml.safe_dump(raw))
+    r = run_cli("tree", "lint", "--tree", str(f))
+    assert r.code == 2 and "promt" in r.err and "Traceback" not in r.err
+
+
+def test_broken_tree_fails_lint_from_the_command_line(tmp_path):
+    f = tmp_path / "tree.yaml"
+    f.write_text(yaml.safe_dump(mutated(lambda r: r["nodes"]["fit"]["next"].pop())))
+    r = run_cli("tree", "lint", "--tree", str(f))
+    assert r.code == 1 and "node fit: dead end" in r.out
+
+
+def test_published_json_schema_is_current():
+    import json
+
+    committed = json.loads((Path(default_tree_path()).parent / "deployment.schema.json").read_text())
+    assert committed == Tree.model_json_schema(by_alias=True)
