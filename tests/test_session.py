@@ -39,6 +39,8 @@ def test_back_keeps_the_answer_and_a_changed_answer_rewalks():
     assert s.state.facts["params_b"] == 8.03  # the model is resolved before the next question
     s.answer("auto")
     s.answer(8192)  # context_tokens
+    s.answer(None)  # prompt_tokens: optional, left empty
+    s.answer("")  # output_tokens: optional, left empty
     s.answer("online")
     s.answer(False)  # data_residency
     assert s.question.var == "needs_predictable_cost"

@@ -131,7 +131,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         gpu_memory_utilization=args.gpu_memory_utilization,
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
-        cuda_graphs_in_budget=not args.enforce_eager,
+        enforce_eager=args.enforce_eager,
     )
     result = size(model, gpu, inputs)
     if args.json:

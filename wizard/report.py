@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.table import Table
 
-from wizard.sizing.activations import SAMPLER_BYTES_PER_LOGIT
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.kv_cache import kv_heads_per_rank
 from wizard.specs import GpuSpec
@@ -62,7 +61,7 @@ def print_size(r: SizeResult, console: Console | None = None) -> None:
         f"{a.peak:,}",
         gib(a.peak),
         f"max(forward {a.tokens:,} batched tokens = {gib(a.forward)}, sampler {a.sequences} seqs × "
-        f"{m.vocab_size:,} vocab × {SAMPLER_BYTES_PER_LOGIT} B = {gib(a.sampler)})",
+        f"{m.vocab_size:,} vocab × {a.bytes_per_logit} B = {gib(a.sampler)})",
     )
     t.add_row(
         "reserve",

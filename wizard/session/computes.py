@@ -10,21 +10,17 @@ import re
 from typing import Any, Callable
 
 from wizard.errors import InputError
-from wizard.sizing.fit import SizeInputs, SizeResult, size
-from wizard.sizing.layout_search import (
-    ONE_NODE,
-    LayoutOption,
-    best_option,
-    choose_gpu,
-    datacenter_gpus,
-    layout_options,
-    option,
-)
+from wizard.sizing.fit import SizeInputs, size
+from wizard.sizing.cold_start import cold_start
+from wizard.sizing.layout_search import MULTI_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
+from wizard.sizing.performance import Workload
+from wizard.sizing.replicas import Targets, peak_sequences
 from wizard.sizing.params import count_params
 from wizard.sizing.precision import precision_problem, weight_format
 from wizard.sources.catalog import find_gpu, gpu_catalog
+from wizard.sources.prices import gpu_prices, managed_price
 from wizard.sources.resolve import resolve_model
-from wizard.specs import GpuSpec, ModelSpec
+from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
 
 GIB = 2**30
 TINY_PARAMS = 3e9  # §12 "very small model": one card is plenty
@@ -41,8 +37,25 @@ class Context:
     def __init__(self, extras: dict[str, Any] | None = None) -> None:
         self.extras = extras or {}  # answers-file keys no question asks: tp, pp, replicas, peak_rps, params_b, ...
         self._models: dict[str, ModelSpec] = {}
-        self.layout: LayoutOption | None = None
+        self.candidate: Candidate | None = None  # the chosen layout, replicas and cost
+        self.candidates: list[Candidate] = []  # every layout searched (alternatives quote their numbers)
+        self.load: Load | None = None
         self.model_spec: ModelSpec | None = None
+
+    def gpu_prices(self) -> dict[str, GpuPrice]:
+        """Catalog prices, or the user's own gpu_hour_usd for every GPU type (DESIGN: it overrides the catalog)."""
+        own = self.extras.get("gpu_hour_usd")
+        catalog = gpu_prices()
+        if own is None:
+            return catalog
+        return {g.id: GpuPrice(g.id, float(own), "given", "answers file", "", "gpu_hour_usd") for g in gpu_catalog()}
+
+    def managed_price(self, model_id: str) -> ManagedPrice | None:
+        """managed_usd_per_mtok from the answers, else the dated catalog price for this model."""
+        own = self.extras.get("managed_usd_per_mtok")
+        if own:
+            return ManagedPrice(model_id, float(own["input"]), float(own["output"]), "given", "", "answers file")
+        return managed_price(model_id)
 
     def model(self, name: str) -> ModelSpec:
         if name not in self._models:
@@ -95,79 +108,119 @@ def precision_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     }
 
 
-def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """§1, §2, §3, §5: the layout in the fixed order, copies for the peak, N+1 for online traffic."""
+RAMP_SECONDS = {"bursty": 60.0, "diurnal": 1800.0}  # how fast load climbs: a burst in ~1 min, a morning in ~30 min
+DEFAULT_OUTPUT_TOKENS = 512  # typical lengths not given: output min(512, context / 4), prompt half the context
+
+
+def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, int]:
+    """Typical prompt and output tokens (answers, else the stated default), fitted inside the P99 context."""
+    context = int(env.get("context_tokens") or 8192)
+    prompt = env.get("prompt_tokens") or extras.get("prompt_tokens")
+    output = env.get("output_tokens") or extras.get("output_tokens")
+    output = int(output or min(DEFAULT_OUTPUT_TOKENS, max(1, context // 4)))
+    prompt = int(prompt or max(1, min(context // 2, context - output)))
+    if prompt + output > context:  # typical lengths cannot exceed the P99 length: scale both down
+        scale = context / (prompt + output)
+        prompt, output = max(1, int(prompt * scale)), max(1, int(output * scale))
+    return prompt, output
+
+
+def plan_search(env: dict[str, Any], ctx: Context, exposure: str = "kubernetes"):
+    """The priced layout search for these answers: (ranked candidates, all candidates, load, size inputs)."""
     spec = ctx.model(env["model"])
-    peak = int(env["peak_concurrency"])
+    peak = int(env.get("peak_concurrency") or 1)
     precision = env.get("weight_precision", "auto")
     if precision_problem(spec, precision):  # a quantized checkpoint loads in its own format (quantized_as_fp16 warns)
         precision = "auto"
     base = SizeInputs(
-        context_tokens=int(env["context_tokens"]),
+        context_tokens=int(env.get("context_tokens") or min(8192, spec.max_position_embeddings)),
         weight_precision=precision,
         kv_cache_dtype=env.get("kv_cache_dtype", "auto"),
         gpu_memory_utilization=float(env.get("gpu_memory_utilization", 0.9)),
     )
+    online = env.get("workload", "online") == "online"
+    prompt, output = typical_lengths(env, ctx.extras)
+    targets = Targets(env.get("ttft_p99_ms"), env.get("tpot_p99_ms")) if online else Targets(None, None)
+    # Little's law for a peak request rate: a request stays about ttft + output × tpot (the targets bound it).
+    seconds = ((targets.ttft_ms or 0) + output * (targets.tpot_ms or 0)) / 1000
+    load = Load(
+        peak_sequences=peak_sequences(peak, ctx.extras.get("peak_rps"), seconds),
+        workload=Workload(1, prompt, output),
+        targets=targets,
+        online=online,
+        exposure=exposure,
+        daily_requests=env.get("daily_requests"),
+        pattern=env.get("traffic_pattern", "steady"),
+        managed=ctx.managed_price(spec.id),
+        forced_replicas=ctx.extras.get("replicas"),
+        staff_usd_month=ctx.extras.get("staff_usd_month"),
+    )
     gpu_answer = env.get("gpu", "auto")
-    candidates = datacenter_gpus(gpu_catalog()) if gpu_answer == "auto" else [find_gpu(gpu_answer)]
+    gpus = datacenter_gpus(gpu_catalog()) if gpu_answer == "auto" else [find_gpu(gpu_answer)]
+    prices = ctx.gpu_prices()
     forced_tp, forced_pp = ctx.extras.get("tp"), ctx.extras.get("pp")
     if forced_tp or forced_pp:
-        chosen = _forced(spec, candidates, base, forced_tp or 1, forced_pp or 1, peak)
-    elif gpu_answer == "auto":
-        chosen = choose_gpu(spec, candidates, base, peak)
+        ranked = forced_layout(spec, gpus, base, forced_tp or 1, forced_pp or 1, load, prices)
+        if not ranked and len(gpus) == 1:
+            raise InputError("tp", forced_tp or 1, _layout_error(spec, gpus[0], base, forced_tp or 1, forced_pp or 1))
+        everything = search(spec, gpus, base, load, prices)
     else:
-        chosen = best_option(layout_options(spec, candidates[0], base, peak))
-    if chosen is None:
+        ranked = everything = search(spec, gpus, base, load, prices)
+    if not ranked:
         raise InputError(
             "gpu", gpu_answer,
-            f"{spec.id} does not fit {candidates[0].id if len(candidates) == 1 else 'any catalog GPU'} with up to 16 "
+            f"{spec.id} does not fit {gpus[0].id if len(gpus) == 1 else 'any catalog GPU'} with up to 16 "
             f"nodes at {base.context_tokens} tokens; choose gpu auto, a larger card, fp8 KV or a shorter context",
         )
-    ctx.layout = chosen
-    gpu = chosen.gpu
-    options = layout_options(spec, gpu, base, peak) if not (forced_tp or forced_pp) else [chosen]
-    single = option(spec, gpu, base, 1, 1, peak)
-    probe = _probe_single(spec, gpu, base)
+    return ranked, everything, load, base
+
+
+def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """§1, §2, §3, §5, §8: the layout in the fixed order, priced; replicas for the peak within the targets."""
+    spec = ctx.model(env["model"])
+    peak = int(env["peak_concurrency"])
     online = env.get("workload", "online") == "online"
-    forced_replicas = ctx.extras.get("replicas")
-    replicas = forced_replicas or chosen.copies_for_peak + (1 if online else 0)  # §10: N+1, never one copy online
-    implied = _implied_concurrency(env, ctx)
+    ranked, everything, load, base = plan_search(env, ctx)
+    output = load.workload.output_tokens
+    forced_tp = ctx.extras.get("tp")
+    chosen = ranked[0]
+    ctx.candidate, ctx.candidates, ctx.load = chosen, everything, load
+    gpu = chosen.gpu
+    singles = [c for c in everything if c.form == SINGLE]
+    probe = size(spec, gpu, base._replace(concurrency=1))
+    starts = cold_start(chosen.limit.result.weights.total, chosen.nodes_per_copy,
+                        chosen.limit.performance.ttft_ms / 1000)
+    ramp = RAMP_SECONDS.get(load.pattern, 0.0) if online else 0.0
+    # §2 "the average instead of P99": what the daily volume or the peak rate implies at the predicted request time
+    perf = chosen.limit.performance
+    request_s = (perf.ttft_ms + output * perf.tpot_ms) / 1000
+    rates = [(env.get("daily_requests") or 0) / 86400, ctx.extras.get("peak_rps") or 0]
+    implied = max(rates) * request_s if online else 0.0
     return {
-        "fits_one_gpu": single is not None,
-        "fits_one_node": single is not None or any(o.form == ONE_NODE for o in options),
+        "fits_one_gpu": bool(singles),
+        "fits_one_node": any(c.form != MULTI_NODE for c in everything),
         "layout_form": chosen.form,
+        "targets_met": chosen.meets_targets,
+        "limited_by": chosen.limit.limited_by,
         "cpu_ok": count_params(spec).total <= CPU_MAX_PARAMS and peak <= CPU_MAX_CONCURRENCY,
         "gpu_id": gpu.id,
         "gpus_per_node": gpu.gpus_per_node,
         "tp": chosen.tp,
         "pp": chosen.pp,
-        "per_copy": chosen.per_copy_concurrency,
-        "single_per_copy": single.per_copy_concurrency if single else 0,
-        "replicas": replicas,
+        "per_copy": max(chosen.limit.batch, 1),
+        "single_per_copy": max((c.limit.batch for c in singles if c.gpu.id == gpu.id), default=0),
+        "replicas": chosen.replicas.replicas,
         "usable_gib": round(probe.usable_bytes / GIB, 1),
-        "single_need_gib": round((probe.total_bytes) / GIB, 1),
+        "single_need_gib": round(probe.total_bytes / GIB, 1),
         "forced_tp": forced_tp or 0,
-        "forced_replicas": forced_replicas or 0,
+        "forced_replicas": ctx.extras.get("replicas") or 0,
         "tp_exceeds_node": bool(forced_tp) and forced_tp > gpu.gpus_per_node,
         "implied_concurrency": round(implied, 1),
         "peak_below_average": implied > peak,
+        "cold_start_s": round(starts.total_s),
+        "ramp_s": ramp,
+        "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
-
-
-def _probe_single(spec: ModelSpec, gpu: GpuSpec, base: SizeInputs) -> SizeResult:
-    """One card, one sequence: what the single-GPU verdict compares against usable memory."""
-    return size(spec, gpu, base._replace(concurrency=1))
-
-
-def _forced(spec: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: int, pp: int, peak: int) -> LayoutOption | None:
-    """The user insists on a layout (§5, §10: keep it, and let the warnings say where the rules disagree)."""
-    found = [o for g in gpus if (o := option(spec, g, base, tp, pp, peak)) is not None]
-    if not found:
-        if len(gpus) == 1:
-            option_error = _layout_error(spec, gpus[0], base, tp, pp)
-            raise InputError("tp", tp, option_error)
-        return None
-    return min(found, key=lambda o: (o.gpus_for_peak, o.gpu.memory_reported_bytes))
 
 
 def _layout_error(spec: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int) -> str:
@@ -176,19 +229,6 @@ def _layout_error(spec: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: 
     except InputError as e:
         return e.accepted
     return f"TP {tp} × PP {pp} on {gpu.id} does not hold one {base.context_tokens}-token sequence of {spec.id}"
-
-
-def _implied_concurrency(env: dict[str, Any], ctx: Context) -> float:
-    """Little's law: sequences in flight = arrival rate × time in system (§2: the average is not the P99 peak).
-
-    Time in system needs output length and the latency targets; without them nothing is implied."""
-    out_tokens = ctx.extras.get("output_tokens")
-    ttft, tpot = env.get("ttft_p99_ms"), env.get("tpot_p99_ms")
-    if not (out_tokens and ttft and tpot):
-        return 0.0
-    seconds = (ttft + out_tokens * tpot) / 1000
-    rates = [r for r in ((env.get("daily_requests") or 0) / 86400, ctx.extras.get("peak_rps") or 0) if r]
-    return max(rates, default=0.0) * seconds
 
 
 FUNCTIONS: dict[str, Callable[[dict[str, Any], Context], dict[str, Any]]] = {

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from wizard.errors import InputError
+from wizard.session.computes import plan_search, typical_lengths
 from wizard.session.session import Session
+from wizard.sizing.cold_start import cold_start
+from wizard.sizing.cost import managed_cost, monthly_cost, staff_cost
 from wizard.sizing.size_json import size_json
 from wizard.tree.schema import ExposureMap, Question, Recommendation, evaluate
 from wizard.tree.text import render
@@ -57,34 +61,130 @@ def path_of(session: Session) -> list[dict[str, Any]]:
     return out
 
 
+def performance_of(c) -> dict[str, Any]:
+    p = c.limit.performance
+    return {
+        "ttft_ms": round(p.ttft_ms, 1),
+        "tpot_ms": round(p.tpot_ms, 1),
+        "tokens_per_s_per_replica": round(p.output_tokens_per_s, 1),
+        "max_batch": c.limit.batch,
+        "limited_by": c.limit.limited_by,
+        "kv_batch": c.limit.kv_batch,
+    }
+
+
+def cost_of(c, load, exposure: str) -> dict[str, Any]:
+    """DOMAIN §8 for the chosen plan, priced at its real exposure's staff cost."""
+    w = load.workload
+    seconds = (c.limit.performance.ttft_ms + w.output_tokens * c.limit.performance.tpot_ms) / 1000
+    cost = monthly_cost(
+        gpus=c.gpus_total, price=c.cost.gpu_price, exposure=exposure,
+        capacity_sequences=c.replicas.replicas * max(c.limit.batch, 1), peak_sequences=load.peak_sequences,
+        daily_requests=load.daily_requests, seconds_per_request=seconds, pattern=load.pattern,
+        prompt_tokens=w.prompt_tokens, output_tokens=w.output_tokens, managed=load.managed,
+        staff_override=load.staff_usd_month,
+    )
+    return cost_json(cost)
+
+
+def cost_json(cost) -> dict[str, Any]:
+    r = (lambda x: None if x is None else round(x, 2))  # noqa: E731
+    out = {
+        "gpu_bill_usd_month": r(cost.gpu_bill_usd_month),
+        "idle_usd_month": r(cost.idle_usd_month),
+        "staff_usd_month": r(cost.staff_usd_month),
+        "total_usd_month": r(cost.total_usd_month),
+        "usd_per_mtok": r(cost.usd_per_mtok),
+        "managed_usd_month": r(cost.managed_usd_month),
+        "average_utilization": r(cost.average_utilization),
+        "utilization_basis": cost.utilization_basis,
+        "break_even_daily_requests": None if cost.break_even_daily_requests is None else round(cost.break_even_daily_requests),
+        "monthly_output_mtok": r(cost.monthly_output_mtok),
+    }
+    if cost.gpu_price is not None:
+        g = cost.gpu_price
+        out["gpu_price"] = {"usd_per_gpu_hour": g.usd_per_gpu_hour, "kind": g.kind, "provider": g.provider,
+                            "date": g.date, "source": g.source}
+    if cost.managed_price is not None:
+        m = cost.managed_price
+        out["managed_price"] = {"usd_per_mtok_input": m.usd_per_mtok_input, "usd_per_mtok_output": m.usd_per_mtok_output,
+                                "provider": m.provider, "date": m.date, "source": m.source}
+    return out
+
+
+def managed_plan_cost(session: Session) -> dict[str, Any]:
+    """A managed-API plan: the vendor's bill for the volume, and the caller-side staff (§6, §8)."""
+    env = session.state.env
+    spec = session.context.model_spec
+    price = session.context.managed_price(spec.id) if spec is not None else None
+    prompt, output = typical_lengths(env, session.context.extras)
+    managed = managed_cost(env.get("daily_requests"), prompt, output, price)
+    staff = staff_cost("managed_api", session.context.extras.get("staff_usd_month"))
+    out = {
+        "gpu_bill_usd_month": 0.0, "idle_usd_month": 0.0, "staff_usd_month": round(staff, 2),
+        "total_usd_month": None if managed is None else round(managed + staff, 2),
+        "usd_per_mtok": None, "managed_usd_month": None if managed is None else round(managed, 2),
+    }
+    if price is not None:
+        out["managed_price"] = {"usd_per_mtok_input": price.usd_per_mtok_input, "usd_per_mtok_output": price.usd_per_mtok_output,
+                                "provider": price.provider, "date": price.date, "source": price.source}
+        daily = env.get("daily_requests")
+        if daily:
+            out["usd_per_mtok"] = round((managed + staff) / (daily * int(output) * 30.4 / 1e6), 2)
+    # What self-hosting the same load would cost: the cheapest layout of the search, run by a basic team (§8, §12).
+    try:
+        ranked, _, load, _ = plan_search({**env, "gpu": env.get("gpu", "auto")}, session.context, exposure="gateway")
+    except InputError:
+        ranked = []
+    if ranked:
+        best = ranked[0]
+        own = cost_of(best, load, "gateway")
+        out["self_host_usd_month"] = own["total_usd_month"]
+        out["self_host_layout"] = f"{best.replicas.replicas} × {best.gpus_per_copy} × {best.gpu.id} (TP {best.tp}, PP {best.pp})"
+        if own["total_usd_month"] is not None and out["total_usd_month"] is not None:
+            out["saving_usd_month"] = round(own["total_usd_month"] - out["total_usd_month"], 2)
+    return out
+
+
 def build_plan(session: Session) -> dict[str, Any]:
-    """The plan as DESIGN.md's JSON (performance, cost and cold start arrive with issue #4)."""
+    """The plan as DESIGN.md's JSON: form, layout, memory, performance, cost, cold start, warnings, path."""
     rec = session.recommendation
     assert rec is not None, "build_plan needs a finished walk"
     env = session.state.env
-    layout = session.context.layout if rec.form != "managed_api" else None
+    exposure = exposure_of(rec, env)
+    c = session.context.candidate if rec.form not in ("managed_api", "cpu") else None
     plan: dict[str, Any] = {
         "form": rec.form,
-        "exposure": exposure_of(rec, env),
+        "exposure": exposure,
         "title": rec.title,
         "summary": session.state.path[-1].why,
         "model": env.get("model"),
     }
-    if layout is not None and rec.form != "cpu":
-        replicas = int(env["replicas"])
+    if c is not None:
+        load = session.context.load
+        starts = cold_start(c.limit.result.weights.total, c.nodes_per_copy, c.limit.performance.ttft_ms / 1000)
         plan |= {
-            "gpu": layout.gpu.id,
-            "tp": layout.tp,
-            "pp": layout.pp,
-            "replicas": replicas,
-            "gpus_per_replica": layout.gpus_per_copy,
-            "nodes_per_replica": layout.nodes_per_copy,
-            "gpus_total": layout.gpus_per_copy * replicas,
-            "concurrency_per_replica": layout.per_copy_concurrency,
-            "memory": size_json(layout.result),
+            "gpu": c.gpu.id,
+            "tp": c.tp,
+            "pp": c.pp,
+            "replicas": c.replicas.replicas,
+            "min_replicas": c.replicas.replicas if env.get("cold_start_exceeds_ramp") else max(
+                1, c.replicas.redundancy + 1) if env.get("workload") == "online" else c.replicas.replicas,
+            "gpus_per_replica": c.gpus_per_copy,
+            "nodes_per_replica": c.nodes_per_copy,
+            "gpus_total": c.gpus_total,
+            "concurrency_per_replica": max(c.limit.batch, 1),
+            "memory": size_json(c.limit.result),
+            "performance": performance_of(c),
+            "cost": cost_of(c, load, exposure),
+            "cold_start": {"stages": [{"name": s.name, "seconds": round(s.seconds, 1), "basis": s.basis}
+                                      for s in starts.stages], "total_s": round(starts.total_s, 1)},
         }
     else:
-        plan |= {"gpu": None, "tp": 0, "pp": 0, "replicas": 0, "gpus_per_replica": 0, "nodes_per_replica": 0, "gpus_total": 0}
+        plan |= {"gpu": None, "tp": 0, "pp": 0, "replicas": 0, "gpus_per_replica": 0, "nodes_per_replica": 0,
+                 "gpus_total": 0}
+        if rec.form == "managed_api":
+            plan["cost"] = managed_plan_cost(session)
     plan["warnings"] = warnings_for(session)
     plan["path"] = path_of(session)
     plan["alternatives"] = alternatives_for(session, rec.form)

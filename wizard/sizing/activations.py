@@ -8,7 +8,11 @@ budget rule"). Calibrated on shared/reference/vllm-kv-logs-dev.yaml (copied to t
   — the gate/up output, the activated product, and three hidden-size buffers (residual, hidden, normed input).
 - kv-015 / kv-016 (Llama-3-8B, 8,192 tokens, 256 sequences): 1.26 GiB at TP 1 and at TP 2, above the forward
   estimate (0.84 GiB) and not split by TP: the sampler over gathered full-vocabulary logits dominates,
-  1.26 GiB / (256 × 128,256) ≈ 41 bytes per logit (fp32 logits, probabilities, sort values, int64 indices).
+  1.26 GiB / (256 × 128,256) ≈ 41 bytes per logit in that V0 build (fp32 logits, probabilities, sort values,
+  int64 indices).
+- The V1 engine (the target, vLLM 0.33) samples lighter: a v0.26 start-up log of Qwen2.5-7B-AWQ on an RTX 4080
+  (2,048 batched tokens, forward 0.33 GiB, 256 sequences) shows a 1.04 GiB peak = 256 × 152,064 × 28.7 B
+  (notes/research-vllm-memory.md, table row 1).
 """
 
 
@@ -17,7 +21,8 @@ from typing import NamedTuple
 from wizard.specs import ModelSpec
 
 ACT_BYTES = 2  # activations are 16-bit whatever the weight format
-SAMPLER_BYTES_PER_LOGIT = 41  # calibrated on kv-015 (see module docstring)
+# Bytes per logit of the profile's sampler pass, by engine generation (see module docstring).
+SAMPLER_BYTES_PER_LOGIT = {"v0": 41, "v1": 29}
 
 
 class ActivationPeak(NamedTuple):
@@ -27,6 +32,7 @@ class ActivationPeak(NamedTuple):
     sampler: int
     tokens: int  # max_num_batched_tokens profiled
     sequences: int  # max_num_seqs profiled
+    bytes_per_logit: int
 
     @property
     def peak(self) -> int:
@@ -49,8 +55,10 @@ def forward_bytes_per_token(m: ModelSpec, tp: int) -> int:
     return ACT_BYTES * (max(mlp, attn) + 3 * h)
 
 
-def activation_peak(m: ModelSpec, tp: int, max_num_batched_tokens: int, max_num_seqs: int) -> ActivationPeak:
+def activation_peak(m: ModelSpec, tp: int, max_num_batched_tokens: int, max_num_seqs: int,
+                    engine: str = "v1") -> ActivationPeak:
     """Peak activation bytes per GPU of vLLM's profile run for these scheduler limits."""
     forward = max_num_batched_tokens * forward_bytes_per_token(m, tp)
-    sampler = max_num_seqs * m.vocab_size * SAMPLER_BYTES_PER_LOGIT
-    return ActivationPeak(forward=forward, sampler=sampler, tokens=max_num_batched_tokens, sequences=max_num_seqs)
+    sampler = max_num_seqs * m.vocab_size * SAMPLER_BYTES_PER_LOGIT[engine]
+    return ActivationPeak(forward=forward, sampler=sampler, tokens=max_num_batched_tokens, sequences=max_num_seqs,
+                          bytes_per_logit=SAMPLER_BYTES_PER_LOGIT[engine])

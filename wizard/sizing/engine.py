@@ -14,3 +14,9 @@ def default_max_num_batched_tokens(gpu: GpuSpec) -> int:
     (vllm/engine/arg_utils.py, _set_default_args, usage context OPENAI_API_SERVER)."""
     large = gpu.memory_reported_bytes >= 70 * GIB and "a100" not in gpu.id
     return 8192 if large else 2048
+
+
+def default_max_num_seqs(gpu: GpuSpec) -> int:
+    """`vllm serve` default max_num_seqs: 1024 on the same large GPUs, else 256 (same source)."""
+    large = gpu.memory_reported_bytes >= 70 * GIB and "a100" not in gpu.id
+    return 1024 if large else 256

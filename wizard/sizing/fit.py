@@ -32,7 +32,8 @@ class SizeInputs(NamedTuple):
     gpu_memory_utilization: float = 0.90
     max_num_batched_tokens: int | None = None  # None: the engine default for this GPU
     max_num_seqs: int | None = None  # None: the concurrency (the starter repo pins --max-num-seqs to it)
-    cuda_graphs_in_budget: bool = True  # False for --enforce-eager or engines before vLLM 0.21
+    enforce_eager: bool = False  # no CUDA graphs, so no graph pool in the budget
+    engine: str = "v1"  # vLLM engine generation: "v1" (the target, 0.33) or "v0" (the older calibration logs)
 
 
 class SizeResult(NamedTuple):
@@ -88,6 +89,8 @@ def validate_inputs(i: SizeInputs) -> None:
         value = getattr(i, name)
         if value < 1:
             raise InputError(name, value, "expected an integer >= 1")
+    if i.engine not in ("v0", "v1"):
+        raise InputError("engine", i.engine, "accepted: v1 (vLLM >= 0.6 V1 engine, the target), v0")
     for name in ("max_num_batched_tokens", "max_num_seqs"):
         value = getattr(i, name)
         if value is not None and value < 1:
@@ -138,8 +141,9 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     weights = weight_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp)
     batched = inputs.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
-    act = activation_peak(model, inputs.tp, batched, seqs)
-    reserve = framework_reserve(inputs.tp, inputs.pp, inputs.cuda_graphs_in_budget)
+    act = activation_peak(model, inputs.tp, batched, seqs, inputs.engine)
+    # V1 budgets the CUDA graph pool since vLLM 0.21; V0 captured graphs after sizing the cache.
+    reserve = framework_reserve(inputs.tp, inputs.pp, inputs.engine == "v1" and not inputs.enforce_eager)
     usable = int(gpu.memory_reported_bytes * inputs.gpu_memory_utilization)
     ctx = inputs.context_tokens
     stages = kv_stages(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp, batched)

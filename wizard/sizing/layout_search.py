@@ -1,106 +1,144 @@
-"""Choose a layout in DOMAIN §1's fixed order: one GPU, else TP inside one node, else TP inside + PP across nodes.
+"""Plan search: GPU types × TP × PP × replicas, in DOMAIN §1's fixed order, cheapest first within a form.
 
-For each candidate layout the KV room decides how many sequences one copy holds at the full context; the
-peak concurrency then needs ceil(peak / per copy) copies (§5: replicas carry load, parallelism makes a model
-fit). A model that fits one card stays on one card unless a TP layout inside the node serves the same peak
-with strictly fewer GPUs (a card so full of weights that it holds only a few sequences is "fits, but
-throughput is short": §9, first line).
+For every GPU type and every layout an engine accepts — one GPU; TP over the GPUs of one node; TP inside a
+node and PP across nodes (§3: never TP across nodes) — a replica carries the largest batch that fits its KV
+cache and meets the P99 latency targets (replicas.py); the peak then needs ceil(peak / batch) replicas, +1
+online (§10), and the plan costs price × GPUs × 730 h + staff (cost.py). The simplest form that can carry the
+load wins (§1: single GPU before TP before multi-node); within it the cheapest monthly total, then the fewest
+GPUs. A TP layout inside one node displaces a single-GPU one only when it is cheaper for the same peak (§5:
+"if it fits, use replicas" — unless a card so full of weights carries too little of the load, §9 line 1).
 """
 
 import math
 from typing import NamedTuple
 
 from wizard.errors import InputError
-from wizard.sizing.fit import SizeInputs, SizeResult, size
+from wizard.sizing.cost import Cost, monthly_cost
+from wizard.sizing.fit import SizeInputs, size
 from wizard.sizing.layout import divisors
-from wizard.specs import GpuSpec, ModelSpec
+from wizard.sizing.performance import Workload
+from wizard.sizing.replicas import BatchLimit, ReplicaPlan, Targets, max_batch, plan_replicas
+from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
 
 SINGLE, ONE_NODE, MULTI_NODE = "single_gpu", "single_node_multi_gpu", "multi_node"
 FORM_ORDER = {SINGLE: 0, ONE_NODE: 1, MULTI_NODE: 2}
-MAX_PP = 16  # pipeline stages tried before declaring that no catalog node count holds the model
+MAX_PP = 16  # pipeline stages tried before declaring that no node count holds the model
 
 
-class LayoutOption(NamedTuple):
-    """One way to hold the model: a TP × PP group of GPUs, sized at the sequences one copy can carry."""
+class Load(NamedTuple):
+    """What the replicas must carry, and what the cost depends on."""
+
+    peak_sequences: float
+    workload: Workload  # typical prompt / output tokens (concurrency is set per candidate)
+    targets: Targets
+    online: bool
+    exposure: str
+    daily_requests: float | None
+    pattern: str
+    managed: ManagedPrice | None = None
+    forced_replicas: int | None = None
+    staff_usd_month: float | None = None
+
+
+class Candidate(NamedTuple):
+    """One layout of one GPU type, with its batch, replicas and monthly cost."""
 
     form: str
     gpu: GpuSpec
     tp: int
     pp: int
-    per_copy_concurrency: int  # full-context sequences one copy holds (capped at the peak)
-    copies_for_peak: int  # ceil(peak concurrency / per copy)
-    result: SizeResult  # sized at per_copy_concurrency
+    limit: BatchLimit
+    replicas: ReplicaPlan
+    cost: Cost
 
     @property
     def gpus_per_copy(self) -> int:
         return self.tp * self.pp
 
     @property
-    def gpus_for_peak(self) -> int:
-        return self.copies_for_peak * self.gpus_per_copy
-
-    @property
     def nodes_per_copy(self) -> int:
         return math.ceil(self.gpus_per_copy / self.gpu.gpus_per_node)
 
+    @property
+    def gpus_total(self) -> int:
+        return self.replicas.replicas * self.gpus_per_copy
 
-def option(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int, peak: int) -> LayoutOption | None:
-    """Size one layout; None when the engine rejects it or not even one full-context sequence fits."""
+    @property
+    def meets_targets(self) -> bool:
+        return self.limit.batch >= 1
+
+    def rank(self) -> tuple:
+        """Within one node, single GPU and TP compete on cost (single wins ties); several nodes come last (§1, §4)."""
+        total = self.cost.total_usd_month
+        return (self.form == MULTI_NODE, total is None, total or 0.0, self.gpus_total, FORM_ORDER[self.form],
+                self.gpu.memory_reported_bytes)
+
+
+def form_of(tp: int, pp: int, gpu: GpuSpec) -> str:
+    if tp * pp == 1:
+        return SINGLE
+    return ONE_NODE if pp == 1 and tp <= gpu.gpus_per_node else MULTI_NODE
+
+
+def evaluate(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int, load: Load,
+             price: GpuPrice | None) -> Candidate | None:
+    """One layout, or None when the engine rejects it or not one full-context sequence fits."""
+    inputs = base._replace(tp=tp, pp=pp)
     try:
-        probe = size(model, gpu, base._replace(tp=tp, pp=pp, concurrency=1))
+        size(model, gpu, inputs._replace(concurrency=1))
     except InputError:
         return None
-    per_copy = min(peak, probe.kv_capacity_tokens // base.context_tokens)
-    while per_copy >= 1:
-        r = size(model, gpu, base._replace(tp=tp, pp=pp, concurrency=per_copy))
-        if r.fits:
-            form = SINGLE if tp * pp == 1 else ONE_NODE if tp * pp <= gpu.gpus_per_node and pp == 1 else MULTI_NODE
-            return LayoutOption(form, gpu, tp, pp, per_copy, math.ceil(peak / per_copy), r)
-        per_copy -= 1  # the sampler profile grows with max_num_seqs: step down until it fits
-    return None
+    cap = max(1, math.ceil(load.peak_sequences))
+    limit = max_batch(model, gpu, inputs, load.workload, load.targets, cap)
+    if limit.kv_batch < 1:
+        return None
+    if limit.batch < 1:  # targets out of reach on this layout: size it at one sequence, flagged by meets_targets
+        limit = limit._replace(batch=0)
+    carried = max(limit.batch, 1)
+    replicas = plan_replicas(limit._replace(batch=carried), load.peak_sequences, load.online, load.forced_replicas)
+    w = load.workload
+    seconds = (limit.performance.ttft_ms + w.output_tokens * limit.performance.tpot_ms) / 1000
+    cost = monthly_cost(
+        gpus=replicas.replicas * tp * pp, price=price, exposure=load.exposure,
+        capacity_sequences=replicas.replicas * carried, peak_sequences=load.peak_sequences,
+        daily_requests=load.daily_requests, seconds_per_request=seconds, pattern=load.pattern,
+        prompt_tokens=w.prompt_tokens, output_tokens=w.output_tokens, managed=load.managed,
+        staff_override=load.staff_usd_month,
+    )
+    return Candidate(form_of(tp, pp, gpu), gpu, tp, pp, limit, replicas, cost)
 
 
-def layout_options(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, peak: int) -> list[LayoutOption]:
-    """Every layout that fits on this GPU type: one GPU, each valid TP inside a node, TP × PP across nodes."""
-    found: list[LayoutOption] = []
+def candidates_for(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, load: Load, price: GpuPrice | None) -> list[Candidate]:
+    """Every accepted layout of one GPU type: TP over the divisors of a node, then TP × PP across nodes."""
+    found = []
     node = gpu.gpus_per_node
-    for tp in [d for d in divisors(node)]:
-        o = option(model, gpu, base, tp, 1, peak)
-        if o is not None:
-            found.append(o)
-    if not any(o.form in (SINGLE, ONE_NODE) for o in found):
-        tp = max(d for d in divisors(node) if d <= node)
-        for pp in range(2, MAX_PP + 1):  # TP inside the node, PP across nodes (§3): never TP across nodes
-            o = option(model, gpu, base, tp, pp, peak)
-            if o is not None:
-                found.append(o)
-                break
+    for tp in divisors(node):
+        c = evaluate(model, gpu, base, tp, 1, load, price)
+        if c is not None:
+            found.append(c)
+    if not any(c.meets_targets for c in found):
+        tp = max(divisors(node))
+        for pp in range(2, MAX_PP + 1):  # TP inside the node, PP across nodes (§3)
+            c = evaluate(model, gpu, base, tp, pp, load, price)
+            if c is not None:
+                found.append(c)
+                if c.meets_targets:
+                    break
     return found
 
 
-def best_option(options: list[LayoutOption]) -> LayoutOption | None:
-    """§1 order, then fewest GPUs for the peak; a TP layout displaces one GPU only by needing fewer GPUs."""
-    if not options:
-        return None
-    simplest = min(FORM_ORDER[o.form] for o in options)
-    if simplest == FORM_ORDER[SINGLE]:
-        single = next(o for o in options if o.form == SINGLE)
-        in_node = [o for o in options if o.form == ONE_NODE and o.gpus_for_peak < single.gpus_for_peak]
-        return min(in_node, key=lambda o: (o.gpus_for_peak, o.tp)) if in_node else single
-    candidates = [o for o in options if FORM_ORDER[o.form] == simplest]
-    return min(candidates, key=lambda o: (o.gpus_for_peak, o.tp * o.pp))
+def search(model: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, load: Load,
+           prices: dict[str, GpuPrice]) -> list[Candidate]:
+    """All candidates over the GPU types, best first: meets the targets, §1 form order, cost, GPU count."""
+    found = [c for g in gpus for c in candidates_for(model, g, base, load, prices.get(g.id))]
+    return sorted(found, key=lambda c: (not c.meets_targets, *c.rank()))
 
 
-def choose_gpu(model: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, peak: int) -> LayoutOption | None:
-    """With `gpu: auto`: the simplest form first (§1), then the fewest GPUs, then the smallest card."""
-    best: list[LayoutOption] = []
-    for g in gpus:
-        o = best_option(layout_options(model, g, base, peak))
-        if o is not None:
-            best.append(o)
-    if not best:
-        return None
-    return min(best, key=lambda o: (FORM_ORDER[o.form], o.gpus_for_peak, o.gpu.memory_reported_bytes))
+def forced_layout(model: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: int, pp: int, load: Load,
+                  prices: dict[str, GpuPrice]) -> list[Candidate]:
+    """The user insists on a layout (§5, §10: keep it, and let the warnings say where the rules disagree)."""
+    found = [c for g in gpus if (c := evaluate(model, g, base, tp, pp, load, prices.get(g.id))) is not None]
+    return sorted(found, key=lambda c: (not c.meets_targets, *c.rank()))
 
 
 def datacenter_gpus(gpus: tuple[GpuSpec, ...]) -> list[GpuSpec]:

@@ -1,6 +1,7 @@
 """Specs: the plain data every layer shares. No logic beyond derived labels, no I/O."""
 
 from wizard.specs.gpu import GpuSpec
+from wizard.specs.price import GpuPrice, ManagedPrice
 from wizard.specs.model import (
     FULL,
     LINEAR,
@@ -18,7 +19,9 @@ __all__ = [
     "LINEAR",
     "SLIDING",
     "ExactWeights",
+    "GpuPrice",
     "GpuSpec",
+    "ManagedPrice",
     "LinearAttentionSpec",
     "MlaSpec",
     "ModelSpec",

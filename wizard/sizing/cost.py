@@ -1,0 +1,103 @@
+"""Monthly cost in three parts (DOMAIN §8): the GPU bill, the idle share inside it, and operations staff.
+
+    bill   = price per GPU-hour × GPUs × 730 h           (always-on cards)
+    idle   = bill × (1 − average utilization)            (part of the bill, shown apart, never added twice)
+    total  = bill + staff
+    per 1M output tokens = total / (daily requests × output tokens × 30.4 / 1e6)
+Average utilization = average sequences in flight / sequences the replicas can carry. The average comes from
+the daily volume (Little's law) when it is known, else from the peak divided by the traffic pattern's
+peak-to-average ratio. A managed API for the same volume costs daily × 30.4 × (P × input + O × output) / 1e6,
+and breaks even with self-hosting at the daily volume where the two totals meet.
+"""
+
+from typing import NamedTuple
+
+from wizard.specs import GpuPrice, ManagedPrice
+
+HOURS_PER_MONTH = 730  # DOMAIN §8
+DAYS_PER_MONTH = 30.4  # 365 / 12
+SECONDS_PER_DAY = 86_400
+# Peak-to-average load when the daily volume is unknown: an assumption per pattern, shown with the figure.
+PEAK_TO_AVERAGE = {"steady": 1.5, "diurnal": 3.0, "bursty": 8.0}
+# Operations staff by exposure (DOMAIN §6, §8: self-built gateway > Kubernetes > managed), in person-months per
+# month, at STAFF_USD_PER_PERSON_MONTH. An assumption, not a sourced price: override with staff_usd_month.
+STAFF_PERSON_MONTHS = {"gateway": 0.5, "kubernetes": 0.25, "none": 0.1, "managed_api": 0.05}
+STAFF_USD_PER_PERSON_MONTH = 15_000.0
+
+
+class Cost(NamedTuple):
+    """USD per month, and the inputs behind each figure (None where an input is missing)."""
+
+    gpu_bill_usd_month: float | None
+    idle_usd_month: float | None
+    staff_usd_month: float
+    total_usd_month: float | None
+    usd_per_mtok: float | None
+    managed_usd_month: float | None
+    average_utilization: float | None
+    utilization_basis: str  # "daily volume" or "traffic pattern (peak/average N)"
+    gpu_price: GpuPrice | None
+    managed_price: ManagedPrice | None
+    break_even_daily_requests: float | None  # above this volume self-hosting is cheaper than the managed API
+    monthly_output_mtok: float | None
+
+
+def staff_cost(exposure: str, override: float | None = None) -> float:
+    """Operations staff per month for an exposure (§6: who gets up at night)."""
+    if override is not None:
+        return override
+    return STAFF_PERSON_MONTHS.get(exposure, 0.25) * STAFF_USD_PER_PERSON_MONTH
+
+
+def managed_cost(daily_requests: float | None, prompt_tokens: int, output_tokens: int,
+                 price: ManagedPrice | None) -> float | None:
+    """The managed API's bill for the same volume."""
+    if price is None or daily_requests is None:
+        return None
+    per_request = (prompt_tokens * price.usd_per_mtok_input + output_tokens * price.usd_per_mtok_output) / 1e6
+    return daily_requests * DAYS_PER_MONTH * per_request
+
+
+def average_utilization(capacity_sequences: float, peak_sequences: float, daily_requests: float | None,
+                        seconds_per_request: float, pattern: str) -> tuple[float, str]:
+    """Average sequences in flight over what the replicas can carry."""
+    if capacity_sequences <= 0:
+        return 0.0, "no capacity"
+    if daily_requests is not None:
+        average = daily_requests / SECONDS_PER_DAY * seconds_per_request
+        return min(1.0, average / capacity_sequences), "daily volume (Little's law)"
+    ratio = PEAK_TO_AVERAGE.get(pattern, 3.0)
+    return min(1.0, peak_sequences / ratio / capacity_sequences), f"traffic pattern ({pattern}: peak/average {ratio:g})"
+
+
+def monthly_cost(*, gpus: int, price: GpuPrice | None, exposure: str, capacity_sequences: float,
+                 peak_sequences: float, daily_requests: float | None, seconds_per_request: float, pattern: str,
+                 prompt_tokens: int, output_tokens: int, managed: ManagedPrice | None,
+                 staff_override: float | None = None) -> Cost:
+    """The three parts of §8 for a self-hosted plan, and the managed comparison for the same volume."""
+    staff = staff_cost(exposure, staff_override)
+    util, basis = average_utilization(capacity_sequences, peak_sequences, daily_requests, seconds_per_request, pattern)
+    bill = price.usd_per_gpu_hour * gpus * HOURS_PER_MONTH if price is not None else None
+    idle = bill * (1 - util) if bill is not None else None
+    total = bill + staff if bill is not None else None
+    mtok = daily_requests * output_tokens * DAYS_PER_MONTH / 1e6 if daily_requests else None
+    managed_month = managed_cost(daily_requests, prompt_tokens, output_tokens, managed)
+    break_even = None
+    if total is not None and managed is not None:
+        per_request = (prompt_tokens * managed.usd_per_mtok_input + output_tokens * managed.usd_per_mtok_output) / 1e6
+        if per_request > 0:
+            break_even = total / (per_request * DAYS_PER_MONTH)
+    return Cost(
+        gpu_bill_usd_month=bill,
+        idle_usd_month=idle,
+        staff_usd_month=staff,
+        total_usd_month=total,
+        usd_per_mtok=total / mtok if total is not None and mtok else None,
+        managed_usd_month=managed_month,
+        average_utilization=util,
+        utilization_basis=basis,
+        gpu_price=price,
+        managed_price=managed,
+        break_even_daily_requests=break_even,
+        monthly_output_mtok=mtok,
+    )
