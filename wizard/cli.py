@@ -66,6 +66,9 @@ def build_parser() -> Parser:
                       help="vLLM scheduler token budget profiled at start-up (default: vLLM's for this GPU)")
     size.add_argument("--max-num-seqs", type=positive_int, default=None,
                       help="vLLM's sequence limit, profiled by the sampler (default: --concurrency)")
+    size.add_argument("--prompt-tokens", type=positive_int, default=None,
+                      help="typical prompt tokens: with --output-tokens, adds TTFT, TPOT and tokens/s (roofline, §5)")
+    size.add_argument("--output-tokens", type=positive_int, default=None, help="typical output tokens")
     size.add_argument("--enforce-eager", action="store_true",
                       help="no CUDA graphs: vLLM then budgets no graph pool (DOMAIN §2 reserve)")
     size.add_argument("--json", action="store_true", help="print one JSON object (DESIGN.md 'JSON output')")
@@ -133,15 +136,27 @@ def cmd_size(args: argparse.Namespace) -> int:
         max_num_seqs=args.max_num_seqs,
         enforce_eager=args.enforce_eager,
     )
+    if (args.prompt_tokens is None) != (args.output_tokens is None):
+        given = "--prompt-tokens" if args.prompt_tokens is not None else "--output-tokens"
+        raise InputError(given, args.prompt_tokens or args.output_tokens, "give --prompt-tokens and --output-tokens together")
     result = size(model, gpu, inputs)
+    perf = None
+    if args.prompt_tokens is not None:
+        from wizard.sizing.performance import Workload, performance
+
+        perf = performance(result, Workload(inputs.concurrency, args.prompt_tokens, args.output_tokens))
     if args.json:
         from wizard.sizing.size_json import size_json
 
-        print(json.dumps(size_json(result), indent=2))
+        out = size_json(result)
+        if perf is not None:
+            out["performance"] = {"ttft_ms": round(perf.ttft_ms, 1), "tpot_ms": round(perf.tpot_ms, 2),
+                                  "output_tokens_per_s": round(perf.output_tokens_per_s, 1)}
+        print(json.dumps(out, indent=2))
     else:
         from wizard.report import print_size
 
-        print_size(result)
+        print_size(result, perf=perf)
     return EXIT_OK
 
 

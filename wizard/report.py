@@ -18,7 +18,7 @@ def gib(n: float) -> str:
     return f"{n / GIB:,.2f} GiB"
 
 
-def print_size(r: SizeResult, console: Console | None = None) -> None:
+def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None:
     """The size breakdown: model facts, per-GPU memory rows with formulas, verdict and KV capacity."""
     console = console or Console()
     m, g, i = r.model, r.gpu, r.inputs
@@ -80,6 +80,14 @@ def print_size(r: SizeResult, console: Console | None = None) -> None:
         f"KV capacity: {r.kv_capacity_tokens:,} tokens per GPU (vLLM's 'GPU KV cache size'), "
         f"max concurrency at {i.context_tokens:,} tokens: {r.max_concurrency:.2f}×"
     )
+    if perf is not None:
+        console.print(
+            f"Performance at {i.concurrency} sequence(s) (roofline, wizard/sizing/performance.py): TTFT "
+            f"{perf.ttft_ms:,.0f} ms, TPOT {perf.tpot_ms:,.1f} ms, {perf.output_tokens_per_s:,.0f} output tokens/s "
+            f"— per step: memory {perf.decode_memory_ms:,.1f} ms + compute {perf.compute_ms:,.1f} ms + communication "
+            f"{perf.comm_ms:,.1f} ms, {perf.prefill_tokens_per_step:,.0f} prompt tokens mixed in",
+            highlight=False,
+        )
     for note in r.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
 

@@ -12,6 +12,7 @@ Only the layers of one PP stage live on a GPU.
 """
 
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from wizard.sizing.engine import BLOCK_SIZE
@@ -63,6 +64,7 @@ def kv_heads_per_rank(m: ModelSpec, tp: int) -> int:
     return max(1, m.num_kv_heads // tp)
 
 
+@lru_cache(maxsize=256)
 def kv_stages(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1,
               batched_tokens: int | None = None) -> tuple[KvShape, ...]:
     """KV layout per GPU of each PP stage (stages can differ in layer count and, with interleaved

@@ -1,6 +1,7 @@
 """Parameter counts: total (decides memory) and active per token (decides compute), DOMAIN §2."""
 
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from wizard.sizing.tensors import EMBED, VISION, inventory
@@ -17,6 +18,7 @@ class ParamCount(NamedTuple):
     source: str
 
 
+@lru_cache(maxsize=16)
 def count_params(m: ModelSpec) -> ParamCount:
     """Total and active parameters; an exact count (safetensors, catalog source) overrides the arithmetic."""
     tensors = inventory(m)

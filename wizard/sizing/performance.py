@@ -19,6 +19,7 @@ on one H100 (Qwen3-32B at several prompt/output lengths, Llama-3.1-8B at concurr
 printed row by row by `python benchmarks/throughput.py`.
 """
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from wizard.sizing.fit import SizeResult
@@ -63,6 +64,7 @@ def flops_per_gpu(gpu: GpuSpec, fmt: WeightFormat) -> float:
     return base
 
 
+@lru_cache(maxsize=64)
 def _expert_share(m: ModelSpec, fmt: WeightFormat) -> float:
     """Share of weight bytes that sit in routed experts (read only when a token routes there)."""
     tensors = inventory(m)

@@ -7,6 +7,7 @@ MoE shared experts and dense first layers, MLA low-rank projections).
 """
 
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from wizard.specs import LINEAR, ModelSpec
@@ -38,7 +39,8 @@ class Tensor(NamedTuple):
         return self.rows * self.cols * self.copies
 
 
-def inventory(m: ModelSpec) -> list[Tensor]:
+@lru_cache(maxsize=16)
+def inventory(m: ModelSpec) -> tuple[Tensor, ...]:
     """All weight tensors of the language model plus multimodal towers (MTP / draft layers excluded)."""
     h = m.hidden_size
     out: list[Tensor] = [Tensor("model.embed_tokens", m.vocab_size, h, EMBED, None)]
@@ -49,7 +51,7 @@ def inventory(m: ModelSpec) -> list[Tensor]:
         out.append(Tensor("lm_head", m.vocab_size, h, LM_HEAD, None))
     if m.vision_params:
         out.append(Tensor("vision_tower", m.vision_params, 1, VISION, None))
-    return out
+    return tuple(out)  # cached per model: immutable
 
 
 def _layer(m: ModelSpec, i: int) -> list[Tensor]:

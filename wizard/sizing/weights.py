@@ -7,11 +7,12 @@ are counted exactly from the storage format.
 
 
 import fnmatch
+from functools import lru_cache
 from typing import NamedTuple
 
 from wizard.sizing.layout import stage_layers
 from wizard.sizing.precision import WeightFormat, weight_format
-from wizard.sizing.tensors import LINEAR_W, LM_HEAD, REPLICATED_W, VECTOR, VISION, ROUTER, Tensor, inventory
+from wizard.sizing.tensors import LINEAR_W, LM_HEAD, REPLICATED_W, ROUTER, VECTOR, VISION, Tensor, inventory
 from wizard.specs import ModelSpec
 
 QUANTIZABLE = (LINEAR_W, REPLICATED_W)
@@ -60,23 +61,29 @@ def _not_converted(name: str, m: ModelSpec) -> bool:
     return False
 
 
+@lru_cache(maxsize=64)
+def _bytes_by_place(m: ModelSpec, precision: str) -> tuple[tuple[int, bool, int | None, str, str], ...]:
+    """Per tensor: (bytes in the deployed format, split by TP?, layer, role, name) — independent of the layout."""
+    fmt = weight_format(m, precision)
+    return tuple((tensor_bytes(t, fmt, m), t.role not in NOT_SPLIT, t.layer, t.role, t.name) for t in inventory(m))
+
+
+@lru_cache(maxsize=256)
 def weight_bytes(m: ModelSpec, precision: str, tp: int = 1, pp: int = 1) -> WeightBytes:
     """Total weight bytes and the bytes on the heaviest GPU of a TP × PP layout."""
     fmt = weight_format(m, precision)
-    tensors = inventory(m)
-    stages = stage_layers(m.num_layers, pp)
+    stage_of = [s for s, (lo, hi) in enumerate(stage_layers(m.num_layers, pp)) for _ in range(lo, hi)]
     whole = 0
     per_stage = [0.0] * pp
-    for t in tensors:
-        b = tensor_bytes(t, fmt, m)
+    for b, split, layer, role, name in _bytes_by_place(m, precision):
         whole += b
-        share = b if t.role in NOT_SPLIT else b / tp
-        if t.layer is None:  # embeddings on the first stage; final norm, lm_head on the last; towers first
-            stage = pp - 1 if t.role == LM_HEAD or t.name == "model.norm" else 0
-            if t.role == "embedding" and m.tie_word_embeddings and pp > 1:
+        share = b / tp if split else b
+        if layer is None:  # embeddings on the first stage; final norm, lm_head on the last; towers first
+            stage = pp - 1 if role == LM_HEAD or name == "model.norm" else 0
+            if role == "embedding" and m.tie_word_embeddings and pp > 1:
                 per_stage[pp - 1] += share  # the tied head is a second copy on the last stage
         else:
-            stage = next(s for s, (lo, hi) in enumerate(stages) if lo <= t.layer < hi)
+            stage = stage_of[layer]
         per_stage[stage] += share
     exact = False
     if m.exact is not None and m.exact.bytes and fmt.from_checkpoint and whole:
