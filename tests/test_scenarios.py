@@ -65,6 +65,48 @@ def test_scenario_plan(name):
         assert plan["gpus_total"] == tp * pp * replicas
         assert plan["memory"]["fits"] is True
         assert plan["memory"]["parallel"] == {"tp": tp, "pp": pp}
+        check_numbers(plan)
+
+
+def check_numbers(plan: dict) -> None:
+    """Issue #4: replicas, cost and cold start follow their formulas (DOMAIN §5, §7, §8)."""
+    perf, cost, starts = plan["performance"], plan["cost"], plan["cold_start"]
+    # replicas: ceil(peak / batch), + 1 online unless the answers force a count
+    assert perf["max_batch"] >= 1 and perf["tpot_ms"] > 0 and perf["ttft_ms"] > 0
+    # cost: bill = price × GPUs × 730 h; idle is a share of the bill; total = bill + staff (idle not added twice)
+    price = cost["gpu_price"]["usd_per_gpu_hour"]
+    assert cost["gpu_bill_usd_month"] == pytest.approx(price * plan["gpus_total"] * 730, abs=0.01)
+    assert 0 <= cost["idle_usd_month"] <= cost["gpu_bill_usd_month"]
+    assert cost["total_usd_month"] == pytest.approx(cost["gpu_bill_usd_month"] + cost["staff_usd_month"], abs=0.02)
+    assert cost["gpu_price"]["date"] and cost["gpu_price"]["source"]  # prices are dated facts with a source
+    # cold start: the stages add up; loading reads each node's share of the weights at 2 GB/s
+    assert starts["total_s"] == pytest.approx(sum(x["seconds"] for x in starts["stages"]), abs=0.6)
+    load = next(x for x in starts["stages"] if x["name"] == "load to GPU")
+    weights = plan["memory"]["per_gpu_bytes"]["weights"] * plan["gpus_per_replica"]
+    assert load["seconds"] == pytest.approx(weights / plan["nodes_per_replica"] / 2e9, rel=0.05)
+
+
+def test_replicas_grow_with_the_peak():
+    base = str(SCENARIOS / "llama8b_high_traffic.yaml")
+    counts = [run_cli("plan", "--answers", base, "--set", f"peak_concurrency={p}", "--json").json()["replicas"]
+              for p in (16, 64, 256, 512)]
+    assert counts == sorted(counts) and counts[0] < counts[-1]
+    one = run_cli("plan", "--answers", base, "--set", "peak_concurrency=512", "--json").json()
+    batch = one["performance"]["max_batch"]
+    assert one["replicas"] == -(-512 // batch) + 1  # ceil(peak / batch) + 1 spare for online traffic (§10)
+
+
+def test_very_low_traffic_says_how_much_the_managed_api_saves():
+    plan = run_cli("plan", "--answers", str(SCENARIOS / "very_low_traffic.yaml"), "--json").json()
+    cost = plan["cost"]
+    # 30 requests a day of 4,096 + 512 tokens at the catalog's dated price, plus caller-side staff
+    price = cost["managed_price"]
+    expected = 30 * 30.4 * (4096 * price["usd_per_mtok_input"] + 512 * price["usd_per_mtok_output"]) / 1e6
+    assert cost["managed_usd_month"] == pytest.approx(expected, abs=0.01)
+    assert cost["self_host_usd_month"] > cost["total_usd_month"]
+    assert cost["saving_usd_month"] == pytest.approx(cost["self_host_usd_month"] - cost["total_usd_month"], abs=0.02)
+    text = run_cli("plan", "--answers", str(SCENARIOS / "very_low_traffic.yaml")).out
+    assert "the managed API saves" in text
 
 
 def test_data_residency_rules_out_the_managed_api_by_name():

@@ -199,6 +199,36 @@ def print_plan(plan: dict) -> None:
             f"{gib(mem['activations'])} + reserve {gib(mem['reserve'])} = {gib(mem['total'])} of "
             f"{gib(plan['memory']['usable_bytes'])} usable (§2)"
         )
+    perf = plan.get("performance")
+    if perf:
+        console.print(
+            f"Performance per replica (roofline): TTFT {perf['ttft_ms']:,.0f} ms, TPOT {perf['tpot_ms']:,.1f} ms at "
+            f"{perf['max_batch']} sequences (limited by {perf['limited_by']}), {perf['tokens_per_s_per_replica']:,.0f} "
+            "output tokens/s (§5, §9 Q3)", highlight=False)
+    cost = plan.get("cost")
+    if cost:
+        usd = lambda x: "—" if x is None else f"${x:,.0f}"  # noqa: E731
+        price = cost.get("gpu_price")
+        line = (f"Cost per month (§8): GPU bill {usd(cost['gpu_bill_usd_month'])} (idle share {usd(cost['idle_usd_month'])}) "
+                f"+ staff {usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
+        if cost.get("usd_per_mtok") is not None:
+            line += f"; ${cost['usd_per_mtok']:,.2f} per million output tokens"
+        console.print(line, highlight=False)
+        if price:
+            console.print(f"  GPU price ${price['usd_per_gpu_hour']}/h ({price['kind']}, {price['provider']}, "
+                          f"{price['date'] or 'undated'}) — dated snapshot, re-check", highlight=False)
+        if cost.get("managed_usd_month") is not None and plan["form"] != "managed_api":
+            console.print(f"  Managed API for the same volume: {usd(cost['managed_usd_month'])}/month"
+                          + (f"; self-hosting breaks even above {cost['break_even_daily_requests']:,} requests/day"
+                             if cost.get("break_even_daily_requests") else ""), highlight=False)
+        if cost.get("self_host_usd_month") is not None:
+            console.print(f"  Self-hosting the same load ({cost['self_host_layout']}) would cost "
+                          f"{usd(cost['self_host_usd_month'])}/month: the managed API saves "
+                          f"{usd(cost.get('saving_usd_month'))}/month", highlight=False)
+    starts = plan.get("cold_start")
+    if starts:
+        stages = ", ".join(f"{s['name']} {s['seconds']:,.0f} s" for s in starts["stages"])
+        console.print(f"Cold start (§7): {starts['total_s']:,.0f} s — {stages}", highlight=False)
     t = Table(title="Path through the tree", title_justify="left")
     t.add_column("node")
     t.add_column("value", overflow="fold")

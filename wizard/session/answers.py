@@ -21,6 +21,20 @@ class ManagedPrice(BaseModel):
     output: float = Field(ge=0)
 
 
+class ColdStartOverrides(BaseModel):
+    """Any assumption of the cold-start estimate (wizard/sizing/cold_start.py), in bytes, bytes/s and seconds."""
+
+    model_config = ConfigDict(extra="forbid")
+    image_bytes: float | None = Field(default=None, gt=0)
+    registry_bytes_s: float | None = Field(default=None, gt=0)
+    network_bytes_s: float | None = Field(default=None, gt=0)
+    weights_cached: bool | None = None
+    disk_bytes_s: float | None = Field(default=None, gt=0)
+    compile_s: float | None = Field(default=None, ge=0)
+    cuda_graphs_s: float | None = Field(default=None, ge=0)
+    per_node_init_s: float | None = Field(default=None, ge=0)
+
+
 class Answers(BaseModel):
     """Every key a user may write by hand (units in the names: tokens, ms, USD)."""
 
@@ -53,8 +67,10 @@ class Answers(BaseModel):
     tp: int | None = Field(default=None, ge=1, le=1024)
     pp: int | None = Field(default=None, ge=1, le=1024)
     replicas: int | None = Field(default=None, ge=1, le=10_000)
-    # Extension: the parameter count the team believes (billions); checked against the config (§2).
-    params_b: float | None = Field(default=None, gt=0)
+    # Extensions of DESIGN.md's keys:
+    params_b: float | None = Field(default=None, gt=0)  # the parameter count the team believes, billions (§2)
+    staff_usd_month: float | None = Field(default=None, ge=0)  # operations staff cost, overriding the assumption (§8)
+    cold_start: ColdStartOverrides | None = None  # overrides of the cold-start assumptions (§7)
 
     @field_validator("gpu")
     @classmethod

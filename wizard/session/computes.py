@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 from wizard.errors import InputError
 from wizard.sizing.fit import SizeInputs, size
-from wizard.sizing.cold_start import cold_start
-from wizard.sizing.layout_search import MULTI_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
+from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
+from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
 from wizard.sizing.performance import Workload
 from wizard.sizing.replicas import Targets, peak_sequences
 from wizard.sizing.params import count_params
@@ -40,7 +40,13 @@ class Context:
         self.candidate: Candidate | None = None  # the chosen layout, replicas and cost
         self.candidates: list[Candidate] = []  # every layout searched (alternatives quote their numbers)
         self.load: Load | None = None
+        self.cold_start: ColdStart | None = None
         self.model_spec: ModelSpec | None = None
+
+    def cold_start_assumptions(self) -> ColdStartAssumptions:
+        """The defaults of cold_start.py, with the answers file's `cold_start` overrides applied."""
+        given = {k: v for k, v in (self.extras.get("cold_start") or {}).items() if v is not None}
+        return ColdStartAssumptions()._replace(**given)
 
     def gpu_prices(self) -> dict[str, GpuPrice]:
         """Catalog prices, or the user's own gpu_hour_usd for every GPU type (DESIGN: it overrides the catalog)."""
@@ -189,7 +195,8 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     singles = [c for c in everything if c.form == SINGLE]
     probe = size(spec, gpu, base._replace(concurrency=1))
     starts = cold_start(chosen.limit.result.weights.total, chosen.nodes_per_copy,
-                        chosen.limit.performance.ttft_ms / 1000)
+                        chosen.limit.performance.ttft_ms / 1000, a=ctx.cold_start_assumptions())
+    ctx.cold_start = starts
     ramp = RAMP_SECONDS.get(load.pattern, 0.0) if online else 0.0
     # §2 "the average instead of P99": what the daily volume or the peak rate implies at the predicted request time
     perf = chosen.limit.performance
@@ -218,9 +225,28 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
         "implied_concurrency": round(implied, 1),
         "peak_below_average": implied > peak,
         "cold_start_s": round(starts.total_s),
+        **_form_costs(everything, chosen),
+        "over_budget": _over_budget(env.get("monthly_budget_usd") or ctx.extras.get("monthly_budget_usd"), chosen),
         "ramp_s": ramp,
         "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
+
+
+def _over_budget(budget: float | None, chosen: Candidate) -> bool:
+    """§8, §9 Q5: the chosen plan's monthly total against a stated budget."""
+    return bool(budget) and chosen.cost.total_usd_month is not None and chosen.cost.total_usd_month > budget
+
+
+def _form_costs(everything: list[Candidate], chosen: Candidate) -> dict[str, Any]:
+    """The cheapest candidate of each form, for the alternatives' numbers (0 when none or unpriced)."""
+    out: dict[str, Any] = {"plan_usd_month": round(chosen.cost.total_usd_month or 0),
+                           "managed_usd_month": round(chosen.cost.managed_usd_month or 0)}
+    for form, key in ((SINGLE, "single"), (ONE_NODE, "tp"), (MULTI_NODE, "multi")):
+        best = next((c for c in everything if c.form == form and c.meets_targets), None)
+        out[f"best_{key}_usd"] = round(best.cost.total_usd_month or 0) if best else 0
+        out[f"best_{key}_gpus"] = best.gpus_total if best else 0
+        out[f"best_{key}_layout"] = f"{best.replicas.replicas} × TP {best.tp} × PP {best.pp} on {best.gpu.id}" if best else ""
+    return out
 
 
 def _layout_error(spec: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int) -> str:

@@ -7,7 +7,6 @@ from typing import Any
 from wizard.errors import InputError
 from wizard.session.computes import plan_search, typical_lengths
 from wizard.session.session import Session
-from wizard.sizing.cold_start import cold_start
 from wizard.sizing.cost import managed_cost, monthly_cost, staff_cost
 from wizard.sizing.size_json import size_json
 from wizard.tree.schema import ExposureMap, Question, Recommendation, evaluate
@@ -162,7 +161,7 @@ def build_plan(session: Session) -> dict[str, Any]:
     }
     if c is not None:
         load = session.context.load
-        starts = cold_start(c.limit.result.weights.total, c.nodes_per_copy, c.limit.performance.ttft_ms / 1000)
+        starts = session.context.cold_start
         plan |= {
             "gpu": c.gpu.id,
             "tp": c.tp,
