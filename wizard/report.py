@@ -225,6 +225,11 @@ def print_plan(plan: dict) -> None:
             console.print(f"  Self-hosting the same load ({cost['self_host_layout']}) would cost "
                           f"{usd(cost['self_host_usd_month'])}/month: the managed API saves "
                           f"{usd(cost.get('saving_usd_month'))}/month", highlight=False)
+    q = plan.get("quantized_option")
+    if q:
+        console.print(f"  Quantized option (§9 Q5): fp8 weights on {q['replicas']} × TP {q['tp']} × {q['gpu']} would cost "
+                      f"${q['total_usd_month']:,.0f}/month, saving ${q['saving_usd_month']:,.0f} — check quality first",
+                      highlight=False)
     starts = plan.get("cold_start")
     if starts:
         stages = ", ".join(f"{s['name']} {s['seconds']:,.0f} s" for s in starts["stages"])

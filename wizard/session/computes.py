@@ -41,6 +41,7 @@ class Context:
         self.candidates: list[Candidate] = []  # every layout searched (alternatives quote their numbers)
         self.load: Load | None = None
         self.cold_start: ColdStart | None = None
+        self.fp8_option: Candidate | None = None  # a cheaper plan at fp8 weights, reported beside the chosen one
         self.model_spec: ModelSpec | None = None
 
     def cold_start_assumptions(self) -> ColdStartAssumptions:
@@ -131,7 +132,7 @@ def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, i
     return prompt, output
 
 
-def plan_search(env: dict[str, Any], ctx: Context, exposure: str = "kubernetes"):
+def plan_search(env: dict[str, Any], ctx: Context, exposure: str = "kubernetes", gpus_filter=None):
     """The priced layout search for these answers: (ranked candidates, all candidates, load, size inputs)."""
     spec = ctx.model(env["model"])
     peak = int(env.get("peak_concurrency") or 1)
@@ -163,6 +164,8 @@ def plan_search(env: dict[str, Any], ctx: Context, exposure: str = "kubernetes")
     )
     gpu_answer = env.get("gpu", "auto")
     gpus = datacenter_gpus(gpu_catalog()) if gpu_answer == "auto" else [find_gpu(gpu_answer)]
+    if gpus_filter is not None:
+        gpus = [g for g in gpus if gpus_filter(g)]
     prices = ctx.gpu_prices()
     forced_tp, forced_pp = ctx.extras.get("tp"), ctx.extras.get("pp")
     if forced_tp or forced_pp:
@@ -191,6 +194,7 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     forced_tp = ctx.extras.get("tp")
     chosen = ranked[0]
     ctx.candidate, ctx.candidates, ctx.load = chosen, everything, load
+    ctx.fp8_option = _fp8_option(env, ctx, spec, chosen)
     gpu = chosen.gpu
     singles = [c for c in everything if c.form == SINGLE]
     probe = size(spec, gpu, base._replace(concurrency=1))
@@ -230,6 +234,23 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
         "ramp_s": ramp,
         "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
+
+
+def _fp8_option(env: dict[str, Any], ctx: Context, spec: ModelSpec, chosen: Candidate) -> Candidate | None:
+    """§9 Q5 "quantize or not": the same search at fp8 weights on FP8-capable cards, when the answers left the
+    precision to the checkpoint (16-bit). Reported beside the plan, never chosen silently: quality is the team's call."""
+    if env.get("weight_precision", "auto") != "auto" or weight_format(spec, "auto").name != "bf16":
+        return None
+    if env.get("gpu", "auto") != "auto" and not find_gpu(env["gpu"]).fp8_support:
+        return None
+    try:
+        ranked, _, _, _ = plan_search({**env, "weight_precision": "fp8"}, ctx, gpus_filter=lambda g: g.fp8_support)
+    except InputError:
+        return None
+    best = ranked[0] if ranked else None
+    if best is None or best.cost.total_usd_month is None or chosen.cost.total_usd_month is None:
+        return None
+    return best if best.cost.total_usd_month < chosen.cost.total_usd_month else None
 
 
 def _over_budget(budget: float | None, chosen: Candidate) -> bool:

@@ -184,6 +184,14 @@ def build_plan(session: Session) -> dict[str, Any]:
                  "gpus_total": 0}
         if rec.form == "managed_api":
             plan["cost"] = managed_plan_cost(session)
+    fp8 = session.context.fp8_option
+    if c is not None and fp8 is not None:
+        saving = (c.cost.total_usd_month or 0) - (fp8.cost.total_usd_month or 0)
+        plan["quantized_option"] = {
+            "weight_precision": "fp8", "gpu": fp8.gpu.id, "tp": fp8.tp, "pp": fp8.pp, "replicas": fp8.replicas.replicas,
+            "total_usd_month": round(fp8.cost.total_usd_month, 2), "saving_usd_month": round(saving, 2),
+            "why": "§9 Q5 'quantize or not': FP8 weights halve the bytes read per token; check quality before switching",
+        }
     plan["warnings"] = warnings_for(session)
     plan["path"] = path_of(session)
     plan["alternatives"] = alternatives_for(session, rec.form)

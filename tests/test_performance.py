@@ -1,0 +1,394 @@
+"""Latency and throughput of one replica (wizard.sizing.performance) against hand arithmetic, and monotonicity.
+
+The model under test (module docstring): one engine step of a replica serving B sequences with P-token prompts
+and O-token outputs carries B decode tokens plus min((B − 1)·P/O, token budget − B) prompt tokens, and takes
+    memory  (weights read + B × KV of one sequence at the average context P + O/2) / (bandwidth × EFF_BANDWIDTH)
+  + compute (2 × active params + attention) per token / (peak FLOPS × EFF_FLOPS)
+  + TP all-reduce: 2 per layer × (latency + 2 (TP − 1)/TP × tokens × hidden × 2 bytes / interconnect)
+  + STEP_OVERHEAD_S.
+The efficiency constants are read from the module (they are calibrated); every other number below is written
+out from the model's config.json and the GPU's datasheet entry in the catalog.
+
+Llama-3.1-8B (config.json): hidden 4096, intermediate 14336, 32 layers, 32 heads, 8 KV heads, head_dim 128,
+vocab 128256, untied embeddings.
+    per layer   q,o 2 × 4096 × 4096 + k,v 2 × 1024 × 4096 = 41,943,040; MLP 3 × 14336 × 4096 = 176,160,768;
+                2 norms × 4096 → 218,112,000 params
+    total       32 × 218,112,000 + 2 × 128,256 × 4096 (embed + lm_head) + 4096 (final norm) = 8,030,261,248
+    active      total − the input embedding lookup (128,256 × 4096 = 525,336,576) = 7,504,924,672
+    bf16 bytes  2 × 8,030,261,248 = 16,060,522,496
+    KV          32 layers × 2 (K, V) × 8 heads × 128 × 2 bytes = 131,072 bytes per token
+    attention   4 × (32 heads × 128) × 32 layers = 524,288 FLOPs per attended token
+h100-sxm-80gb (catalog): 3.35e12 B/s HBM, 989e12 bf16 FLOP/s, 1979e12 fp8 FLOP/s, NVLink 450e9 B/s, 8 per
+node, 85,061,827,297 bytes reported (≥ 70 GiB, so vLLM's default token budget is 8192).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from wizard.errors import InputError
+from wizard.sizing import performance as perf
+from wizard.sizing.fit import SizeInputs, size
+from wizard.sizing.performance import Workload, performance, weights_read_per_step
+from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model
+
+EFF_BW = perf.EFF_BANDWIDTH
+EFF_FL = perf.EFF_FLOPS
+OVERHEAD = perf.STEP_OVERHEAD_S
+
+# Llama-3.1-8B, written out above
+L8_WEIGHTS = 16_060_522_496
+L8_ACTIVE = 7_504_924_672
+L8_KV_PER_TOKEN = 131_072
+L8_ATTN_PER_TOKEN = 4 * 32 * 128 * 32  # FLOPs per attended token, all layers
+L8_HIDDEN, L8_LAYERS = 4096, 32
+L8_NORM_PARAMS = 32 * 2 * 4096 + 4096  # replicated on every TP rank (266,240)
+H100_BW, H100_BF16, H100_FP8, H100_LINK = 3.35e12, 989e12, 1979e12, 450e9
+
+
+def model(model_id: str):
+    return load_catalog_model(find_entry(model_id))
+
+
+@pytest.fixture(scope="module")
+def llama8b():
+    return model("meta-llama/Llama-3.1-8B")
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return find_gpu("h100-sxm-80gb")
+
+
+def _close(got: float, want: float, rel: float = 1e-9) -> None:
+    assert got == pytest.approx(want, rel=rel), (got, want)
+
+
+# ------------------------------------------------------------------------------------------- the inputs
+def test_the_inputs_the_hand_arithmetic_rests_on(llama8b, h100):
+    """Guard: if these change, the formulas below are checked against other numbers than written."""
+    assert 2 * 32 * 8 * 128 * 2 == L8_KV_PER_TOKEN
+    assert 32 * (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 14336 * 4096 + 2 * 4096) + 2 * 128256 * 4096 + 4096 == 8_030_261_248
+    r = size(llama8b, h100, SizeInputs())
+    assert r.weights.per_gpu == L8_WEIGHTS == 2 * 8_030_261_248
+    assert r.params.active == L8_ACTIVE == 8_030_261_248 - 128256 * 4096
+    assert r.kv.full_bytes_per_token == L8_KV_PER_TOKEN
+    assert r.activation.tokens == 8192  # vLLM's default budget on an H100
+    assert (h100.mem_bw_bytes_s, h100.bf16_flops, h100.fp8_flops, h100.interconnect_bytes_s) == (
+        H100_BW, H100_BF16, H100_FP8, H100_LINK)
+
+
+# ------------------------------------------------------------------------------ decode at concurrency 1
+def test_decode_step_at_concurrency_one_is_weights_plus_one_kv_over_bandwidth_plus_compute(llama8b, h100):
+    """B = 1: no other request's prompt is mixed in ((B − 1) · P/O = 0); the step reads all weights once and one
+    sequence's KV at the average context P + O/2 = 1000 + 100 = 1100 tokens."""
+    r = size(llama8b, h100, SizeInputs())
+    p = performance(r, Workload(1, 1000, 200))
+    ctx = 1000 + 200 / 2
+    memory = (L8_WEIGHTS + L8_KV_PER_TOKEN * 1100) / (H100_BW * EFF_BW)  # (16,060,522,496 + 144,179,200) B
+    compute = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * ctx) / (H100_BF16 * EFF_FL)  # 15,586,566,144 FLOPs
+    assert p.prefill_tokens_per_step == 0
+    assert p.comm_ms == 0  # TP 1, PP 1
+    _close(p.decode_memory_ms, memory * 1000)
+    _close(p.compute_ms, compute * 1000)
+    _close(p.tpot_ms, (memory + compute + OVERHEAD) * 1000)
+    # memory-bound: the weights dominate
+    assert p.decode_memory_ms > 50 * p.compute_ms
+
+
+def test_ttft_at_concurrency_one_is_one_chunk_of_the_whole_prompt(llama8b, h100):
+    """Budget 8192, one decode beside it: chunks of 8191 tokens, so a 1000-token prompt takes one step carrying
+    1 decode token (attending 1100) + 1000 prompt tokens (attending on average 1100 / 2 = 550, causal)."""
+    r = size(llama8b, h100, SizeInputs())
+    p = performance(r, Workload(1, 1000, 200))
+    memory = (L8_WEIGHTS + L8_KV_PER_TOKEN * 1100) / (H100_BW * EFF_BW)
+    flops = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) + 1000 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 550)
+    ttft = memory + flops / (H100_BF16 * EFF_FL) + OVERHEAD
+    _close(p.ttft_ms, ttft * 1000)
+    tpot = p.tpot_ms / 1000
+    _close(p.output_tokens_per_s, 1 * 200 / (ttft + 200 * tpot))
+
+
+def test_ttft_of_a_prompt_longer_than_the_budget_takes_several_chunks(llama8b, h100):
+    """P = 20,000 with budget 8192 − 1 decode = 8191 per chunk: ceil(20000 / 8191) = 3 steps, each charged with a
+    full 8191-token chunk (conservative for the last, partial one)."""
+    r = size(llama8b, h100, SizeInputs(context_tokens=32768))
+    p = performance(r, Workload(1, 20_000, 100))
+    ctx = 20_000 + 50
+    memory = (L8_WEIGHTS + L8_KV_PER_TOKEN * ctx) / (H100_BW * EFF_BW)
+    flops = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * ctx) + 8191 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * ctx / 2)
+    _close(p.ttft_ms, 3 * (memory + flops / (H100_BF16 * EFF_FL) + OVERHEAD) * 1000)
+
+
+# ------------------------------------------------------------------------ mixed steps: prefill per step
+@pytest.mark.parametrize("b, prompt, output, budget, want", [
+    (8, 1000, 200, None, 7 * 1000 / 200),  # (B − 1) · P / O = 35, far below the budget
+    (4, 3000, 100, None, 3 * 3000 / 100),  # 90
+    (8, 8000, 4, None, 8192 - 8),  # 7 × 2000 = 14,000 > budget − decodes = 8,184
+    (8, 1000, 200, 2048, 7 * 1000 / 200),  # 35 < 2048 − 8
+    (16, 4000, 20, 2048, 2048 - 16),  # 15 × 200 = 3,000 > 2,032
+    (2.5, 1000, 100, None, 1.5 * 1000 / 100),  # a fractional (time-averaged) concurrency: 15
+])
+def test_prefill_tokens_per_step_is_the_replacements_prompts_capped_by_the_budget(llama8b, h100, b, prompt, output,
+                                                                                   budget, want):
+    r = size(llama8b, h100, SizeInputs(max_num_batched_tokens=budget))
+    p = performance(r, Workload(b, prompt, output))
+    _close(p.prefill_tokens_per_step, want)
+
+
+def test_mixed_step_time_written_out(llama8b, h100):
+    """B = 8, P = 1000, O = 200: 8 decodes (8 × KV at 1100 tokens) + 35 prompt tokens in one step."""
+    r = size(llama8b, h100, SizeInputs())
+    p = performance(r, Workload(8, 1000, 200))
+    memory = (L8_WEIGHTS + 8 * L8_KV_PER_TOKEN * 1100) / (H100_BW * EFF_BW)
+    flops = 8 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) + 35 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 550)
+    compute = flops / (H100_BF16 * EFF_FL)
+    _close(p.decode_memory_ms, memory * 1000)
+    _close(p.compute_ms, compute * 1000)
+    _close(p.tpot_ms, (memory + compute + OVERHEAD) * 1000)
+
+
+# --------------------------------------------------------------------------------------- TP all-reduce
+def _llama8b_tp2_weights_per_gpu() -> float:
+    """Every matrix split in two, the norms (266,240 params) replicated."""
+    return (L8_WEIGHTS - 2 * L8_NORM_PARAMS) / 2 + 2 * L8_NORM_PARAMS
+
+
+def test_tp2_step_adds_two_all_reduces_per_layer_over_nvlink(llama8b, h100):
+    """TP 2, one token: per layer 2 × (latency + 2 × (2 − 1)/2 × 1 token × 4096 × 2 bytes / 450e9), × 32 layers.
+    Each rank reads half the matrices and 4 of the 8 KV heads, and does half the FLOPs."""
+    r = size(llama8b, h100, SizeInputs(tp=2))
+    assert r.weights.per_gpu == _llama8b_tp2_weights_per_gpu() == 8_030_527_488
+    p = performance(r, Workload(1, 1000, 200))
+    comm = L8_LAYERS * 2 * (perf.ALLREDUCE_LATENCY_S + 2 * (2 - 1) / 2 * 1 * L8_HIDDEN * 2 / H100_LINK)
+    memory = (8_030_527_488 + (L8_KV_PER_TOKEN / 2) * 1100) / (H100_BW * EFF_BW)
+    compute = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / 2 / (H100_BF16 * EFF_FL)
+    _close(p.comm_ms, comm * 1000)
+    _close(p.decode_memory_ms, memory * 1000)
+    _close(p.compute_ms, compute * 1000)
+    _close(p.tpot_ms, (memory + compute + comm + OVERHEAD) * 1000)
+
+
+def test_tp4_all_reduce_over_pcie_doubles_the_latency_and_uses_the_pcie_bandwidth(llama8b):
+    """h100-pcie-80gb: no NVLink (latency × 2), 64e9 B/s. B = 4, P = 1000, O = 200 → 4 decodes + 15 prompt tokens
+    = 19 tokens per all-reduce; ring factor 2 × (4 − 1)/4 = 1.5."""
+    gpu = find_gpu("h100-pcie-80gb")
+    assert (gpu.nvlink, gpu.interconnect_bytes_s) == (False, 64e9)
+    r = size(llama8b, gpu, SizeInputs(tp=4))
+    p = performance(r, Workload(4, 1000, 200))
+    tokens = 4 + 3 * 1000 / 200
+    comm = L8_LAYERS * 2 * (2 * perf.ALLREDUCE_LATENCY_S + 1.5 * tokens * L8_HIDDEN * 2 / 64e9)
+    _close(p.comm_ms, comm * 1000)
+
+
+def test_tp_all_reduce_grows_with_tokens_and_shrinks_with_a_faster_link(llama8b, h100):
+    r = size(llama8b, h100, SizeInputs(tp=2))
+    one = performance(r, Workload(1, 1000, 200)).comm_ms
+    many = performance(r, Workload(64, 1000, 200)).comm_ms
+    assert many > one
+    fast = size(llama8b, h100._replace(interconnect_bytes_s=2 * H100_LINK), SizeInputs(tp=2))
+    assert performance(fast, Workload(64, 1000, 200)).comm_ms < many
+
+
+# -------------------------------------------------------------------------------------- PP micro-batches
+def test_pp2_tpot_is_two_stages_of_half_the_batch_plus_the_hand_off(llama8b, h100):
+    """PP 2, B = 4: micro-batches of 2; per stage 2 decodes + (4 − 1) × 5 / 2 = 7.5 prompt tokens over 16 layers.
+    The heavier (last) stage: 16 layers + final norm + lm_head = 16 × 218,112,000 + 4096 + 525,336,576 params;
+    its KV is 16 layers × 2 × 8 × 128 × 2 = 65,536 B/token; hand-off (2 − 1) × 2 × 4096 × 2 B over the network."""
+    r = size(llama8b, h100, SizeInputs(pp=2))
+    stage_weights = 2 * (16 * 218_112_000 + 4096 + 128256 * 4096)
+    assert r.weights.per_gpu == stage_weights == 8_030_265_344
+    p = performance(r, Workload(4, 1000, 200))
+    memory = (stage_weights + 2 * 65_536 * 1100) / (H100_BW * EFF_BW)
+    flops = 2 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / 2 + 7.5 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 550) / 2
+    compute = flops / (H100_BF16 * EFF_FL)
+    hand_off = 1 * 2 * L8_HIDDEN * 2 / perf.NETWORK_BYTES_S
+    _close(p.decode_memory_ms, memory * 1000)
+    _close(p.tpot_ms, (2 * (memory + compute + OVERHEAD) + hand_off) * 1000)
+    _close(p.comm_ms, hand_off * 1000)
+
+
+# ----------------------------------------------------------------------------------- MoE touched experts
+@pytest.fixture(scope="module")
+def mixtral():
+    return model("mistralai/Mixtral-8x7B-v0.1")
+
+
+# Mixtral-8x7B: 32 layers × 8 experts × 3 × 14336 × 4096 routed weights; attention 41,943,040, router 8 × 4096
+# and 2 norms per layer; embeddings 2 × 32000 × 4096; final norm 4096.
+MX_EXPERT_BYTES = 2 * 32 * 8 * 3 * 14336 * 4096  # 90,194,313,216
+MX_TOTAL_BYTES = 2 * (32 * (41_943_040 + 8 * 3 * 14336 * 4096 + 8 * 4096 + 2 * 4096) + 2 * 32000 * 4096 + 4096)
+
+
+@pytest.mark.parametrize("tokens", [1, 2, 4, 16, 64])
+def test_moe_step_reads_only_the_experts_the_batch_touches(mixtral, tokens):
+    """Top-2 of 8: a layer's expert is untouched by one token with probability 1 − 2/8 = 0.75, by B tokens 0.75^B;
+    the step reads the dense share of the weights plus (1 − 0.75^B) of the expert share."""
+    assert MX_TOTAL_BYTES == 93_405_585_408 == 2 * 46_702_792_704
+    r = size(mixtral, find_gpu("h200-sxm-141gb"), SizeInputs())  # TP 1: per GPU = the whole model
+    assert r.weights.per_gpu == MX_TOTAL_BYTES
+    touched = 1 - (1 - 2 / 8) ** tokens
+    dense = MX_TOTAL_BYTES - MX_EXPERT_BYTES
+    _close(weights_read_per_step(r, tokens), dense + MX_EXPERT_BYTES * touched)
+
+
+def test_moe_touched_fraction_examples(mixtral):
+    r = size(mixtral, find_gpu("h200-sxm-141gb"), SizeInputs())
+    share = MX_EXPERT_BYTES / MX_TOTAL_BYTES
+    _close(weights_read_per_step(r, 1), MX_TOTAL_BYTES * (1 - share + share * 0.25))
+    _close(weights_read_per_step(r, 4), MX_TOTAL_BYTES * (1 - share + share * 0.68359375))  # 1 − 0.75^4
+    assert weights_read_per_step(r, 10_000) == pytest.approx(MX_TOTAL_BYTES, rel=1e-12)
+
+
+def test_moe_decode_at_one_sequence_reads_a_quarter_of_the_experts_and_computes_the_active_params(mixtral):
+    """Mixtral active params: per layer attention 41,943,040 + 2/8 of the experts 352,321,536 + router 32,768 +
+    norms 8,192, × 32, + lm_head 32000 × 4096 + final norm 4096 = 12,748,853,248. KV 131,072 B/token."""
+    gpu = find_gpu("h200-sxm-141gb")
+    r = size(mixtral, gpu, SizeInputs())
+    active = 32 * (41_943_040 + 2 * 3 * 14336 * 4096 + 8 * 4096 + 2 * 4096) + 32000 * 4096 + 4096
+    assert r.params.active == active == 12_748_853_248
+    p = performance(r, Workload(1, 1000, 200))
+    read = (MX_TOTAL_BYTES - MX_EXPERT_BYTES) + MX_EXPERT_BYTES * 0.25
+    memory = (read + 131_072 * 1100) / (gpu.mem_bw_bytes_s * EFF_BW)
+    compute = (2 * active + 4 * 32 * 128 * 32 * 1100) / (gpu.bf16_flops * EFF_FL)
+    _close(p.decode_memory_ms, memory * 1000)
+    _close(p.compute_ms, compute * 1000)
+
+
+# ------------------------------------------------------------------------------------------ fp8 FLOPS
+def test_fp8_weights_use_the_fp8_tensor_core_peak(llama8b, h100):
+    """Dynamic FP8 on a 16-bit checkpoint: 1 byte per projection weight, embeddings / lm_head / norms 16-bit;
+    compute at the fp8 peak 1979e12."""
+    r = size(llama8b, h100, SizeInputs(weight_precision="fp8"))
+    p = performance(r, Workload(1, 1000, 200))
+    compute = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / (H100_FP8 * EFF_FL)
+    _close(p.compute_ms, compute * 1000)
+    # 7 projections × 32 layers at 1 byte + a 4-byte per-tensor scale; the rest 16-bit
+    linear = 32 * (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 14336 * 4096)
+    fp8_bytes = linear + 32 * 7 * 4 + 2 * (8_030_261_248 - linear)
+    assert r.weights.per_gpu == fp8_bytes
+    _close(p.decode_memory_ms, (fp8_bytes + L8_KV_PER_TOKEN * 1100) / (H100_BW * EFF_BW) * 1000)
+
+
+# ------------------------------------------------------------------------------------ monotonicity (#4)
+WORKLOADS = [Workload(1, 1000, 200), Workload(8, 1000, 200), Workload(32, 4000, 500), Workload(128, 500, 100),
+             Workload(512, 2000, 50)]
+LAYOUTS = [("meta-llama/Llama-3.1-8B", 1, 1), ("meta-llama/Llama-3.1-8B", 2, 1), ("meta-llama/Llama-3.1-8B", 1, 2),
+           ("mistralai/Mixtral-8x7B-v0.1", 2, 1), ("meta-llama/Llama-3.1-70B", 4, 1), ("meta-llama/Llama-3.1-70B", 8, 2)]
+
+
+@pytest.mark.parametrize("model_id, tp, pp", LAYOUTS)
+@pytest.mark.parametrize("faster", ["bandwidth", "flops", "interconnect", "all"])
+def test_a_faster_gpu_never_predicts_slower_decode_or_prefill(h100, model_id, tp, pp, faster):
+    changes = {
+        "bandwidth": {"mem_bw_bytes_s": 2 * h100.mem_bw_bytes_s},
+        "flops": {"bf16_flops": 2 * h100.bf16_flops, "fp8_flops": 2 * h100.fp8_flops},
+        "interconnect": {"interconnect_bytes_s": 2 * h100.interconnect_bytes_s},
+    }
+    fast_gpu = h100._replace(**(changes[faster] if faster != "all" else {k: v for c in changes.values() for k, v in c.items()}))
+    m = model(model_id)
+    slow = size(m, h100, SizeInputs(tp=tp, pp=pp))
+    fast = size(m, fast_gpu, SizeInputs(tp=tp, pp=pp))
+    for w in WORKLOADS:
+        s, f = performance(slow, w), performance(fast, w)
+        assert f.tpot_ms <= s.tpot_ms, (w, f.tpot_ms, s.tpot_ms)
+        assert f.ttft_ms <= s.ttft_ms, (w, f.ttft_ms, s.ttft_ms)
+        assert f.output_tokens_per_s >= s.output_tokens_per_s, w
+    if faster in ("bandwidth", "all"):  # strictly faster where the step is memory-bound
+        assert performance(fast, WORKLOADS[0]).tpot_ms < performance(slow, WORKLOADS[0]).tpot_ms
+
+
+def test_h200_never_decodes_slower_than_h100(llama8b, h100):
+    """Same FLOPS, 4.8e12 vs 3.35e12 B/s."""
+    h200 = find_gpu("h200-sxm-141gb")
+    a, b = size(llama8b, h100, SizeInputs()), size(llama8b, h200, SizeInputs())
+    for w in WORKLOADS:
+        assert performance(b, w).tpot_ms <= performance(a, w).tpot_ms
+
+
+@pytest.mark.parametrize("model_id, tp, pp", LAYOUTS)
+@pytest.mark.parametrize("prompt, output", [(1000, 200), (8000, 4), (200, 2000), (30000, 100)])
+def test_a_larger_batch_never_lowers_tpot_or_ttft(h100, model_id, tp, pp, prompt, output):
+    r = size(model(model_id), h100, SizeInputs(tp=tp, pp=pp, context_tokens=32768))
+    batches = [1, 1.5, 2, 3, 4, 8, 16, 31, 32, 33, 64, 100, 128, 256, 512, 1000, 2048, 4096, 8000, 8191]
+    previous = None
+    for b in batches:
+        p = performance(r, Workload(b, prompt, output))
+        if previous is not None:
+            assert p.tpot_ms >= previous.tpot_ms, (b, p.tpot_ms, previous.tpot_ms)
+            assert p.ttft_ms >= previous.ttft_ms, (b, p.ttft_ms, previous.ttft_ms)
+        previous = p
+
+
+@pytest.mark.parametrize("model_id, tp, pp", LAYOUTS)
+def test_fp8_never_decodes_slower_than_bf16(h100, model_id, tp, pp):
+    m = model(model_id)
+    for gpu in (h100, find_gpu("a100-sxm-80gb")):  # with and without FP8 tensor cores
+        bf16 = size(m, gpu, SizeInputs(tp=tp, pp=pp, weight_precision="bf16"))
+        fp8 = size(m, gpu, SizeInputs(tp=tp, pp=pp, weight_precision="fp8"))
+        for w in WORKLOADS:
+            assert performance(fp8, w).tpot_ms <= performance(bf16, w).tpot_ms, (gpu.id, w)
+
+
+# ---------------------------------------------------------------- memory monotonicity (fits, issue #4)
+SIXTEEN_BIT = ["meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "mistralai/Mixtral-8x7B-v0.1",
+               "Qwen/Qwen3-30B-A3B", "google/gemma-2-9b-it", "Qwen/Qwen3-Next-80B-A3B-Thinking"]
+
+
+@pytest.mark.parametrize("model_id", SIXTEEN_BIT)
+def test_fp8_never_needs_more_memory_than_bf16(h100, model_id):
+    """Weights per GPU and in total, and the whole per-GPU footprint; and so never less KV room."""
+    m = model(model_id)
+    assert m.quant is None  # a 16-bit checkpoint: bf16, fp8 and int4 are all loadable
+    checked = 0
+    for tp in (1, 2, 4):
+        for pp in (1, 2):
+            try:
+                bf16 = size(m, h100, SizeInputs(tp=tp, pp=pp, weight_precision="bf16"))
+            except InputError:  # a layout the engine rejects (e.g. TP not dividing the heads)
+                continue
+            fp8 = size(m, h100, SizeInputs(tp=tp, pp=pp, weight_precision="fp8"))
+            int4 = size(m, h100, SizeInputs(tp=tp, pp=pp, weight_precision="int4"))
+            assert fp8.weights.total <= bf16.weights.total, (tp, pp)
+            assert fp8.weights.per_gpu <= bf16.weights.per_gpu, (tp, pp)
+            assert fp8.total_bytes <= bf16.total_bytes, (tp, pp)
+            assert fp8.kv_capacity_tokens >= bf16.kv_capacity_tokens, (tp, pp)
+            assert int4.weights.per_gpu <= fp8.weights.per_gpu, (tp, pp)
+            fp8_kv = size(m, h100, SizeInputs(tp=tp, pp=pp, weight_precision="fp8", kv_cache_dtype="fp8"))
+            assert fp8_kv.kv_cache_bytes <= fp8.kv_cache_bytes, (tp, pp)
+            checked += 1
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("model_id", ["meta-llama/Llama-3.1-8B", "google/gemma-2-9b-it", "openai/gpt-oss-20b",
+                                      "Qwen/Qwen3-Next-80B-A3B-Thinking", "deepseek-ai/DeepSeek-V3",
+                                      "mistralai/Mixtral-8x7B-v0.1"])
+def test_longer_context_never_lowers_kv_bytes(model_id):
+    """KV bytes per sequence and for the whole concurrency never fall as the context grows (sliding windows and
+    linear-attention state cap growth, never reverse it); the full-context sequences the pool admits never rise."""
+    m = model(model_id)
+    gpu = find_gpu("mi325x-256gb")
+    top = m.max_position_embeddings
+    contexts = sorted({c for c in (1, 15, 16, 17, 127, 128, 129, 512, 1000, 4095, 4096, 4097, 8191, 8192, 16384,
+                                   32768, 65536, 131072) if c <= top})
+    prev = None
+    for ctx in contexts:
+        tp = 8 if model_id.startswith("deepseek") else 1
+        r = size(m, gpu, SizeInputs(tp=tp, context_tokens=ctx, concurrency=4))
+        now = (r.kv.bytes_per_sequence(ctx), r.kv_cache_bytes, r.kv_capacity_tokens // ctx)
+        if prev is not None:
+            assert now[0] >= prev[0], (ctx, now, prev)
+            assert now[1] >= prev[1], (ctx, now, prev)
+            assert now[2] <= prev[2], (ctx, now, prev)
+        prev = now
+
+
+def test_concurrency_one_to_many_is_linear_in_kv_read(llama8b, h100):
+    """The memory term grows by exactly one sequence's KV per extra decode (at the average context)."""
+    r = size(llama8b, h100, SizeInputs())
+    a = performance(r, Workload(10, 1000, 200)).decode_memory_ms
+    b = performance(r, Workload(11, 1000, 200)).decode_memory_ms
+    _close(b - a, L8_KV_PER_TOKEN * 1100 / (H100_BW * EFF_BW) * 1000, rel=1e-6)
+    assert math.isfinite(a)
