@@ -257,6 +257,24 @@ def test_moe_decode_at_one_sequence_reads_a_quarter_of_the_experts_and_computes_
     _close(p.compute_ms, compute * 1000)
 
 
+# ---------------------------------------------------------------------------------- sliding windows
+def test_sliding_window_layers_read_only_the_window_in_decode(h100):
+    """gemma-2-9b: 42 layers alternating full / sliding (window 4096), 8 KV heads × head_dim 256 × 2 bytes × K,V
+    = 8192 B per layer and token. Decoding a sequence at the average context 7000 + 200/2 = 7100 reads
+        21 full layers × 8192 × 7100 + 21 sliding layers × 8192 × min(7100, 4096) = 1,926,070,272 B
+    (kv_cache.py: "Sliding-window layers keep at most `sliding_window` tokens of each sequence in steady-state
+    decode"; attention_flops_per_token caps them at the window too). The engine's allocation budget per request
+    (window − 1 + max_num_batched_tokens, in blocks: 7120 tokens here) sizes memory; it is not what decode reads.
+    One more sequence adds exactly its KV read to the (dense) memory term."""
+    m = model("google/gemma-2-9b-it")
+    r = size(m, h100, SizeInputs())
+    one = performance(r, Workload(1, 7000, 200)).decode_memory_ms
+    two = performance(r, Workload(2, 7000, 200)).decode_memory_ms
+    read = 21 * 8192 * 7100 + 21 * 8192 * 4096
+    assert read == 1_926_070_272
+    _close((two - one) / 1000 * H100_BW * EFF_BW, read, rel=1e-6)
+
+
 # ------------------------------------------------------------------------------------------ fp8 FLOPS
 def test_fp8_weights_use_the_fp8_tensor_core_peak(llama8b, h100):
     """Dynamic FP8 on a 16-bit checkpoint: 1 byte per projection weight, embeddings / lm_head / norms 16-bit;

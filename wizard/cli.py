@@ -77,6 +77,8 @@ def build_parser() -> Parser:
     plan.add_argument("--answers", required=True, metavar="FILE", help="answers YAML (DESIGN.md 'The answers file')")
     plan.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one answer (repeatable)")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON object")
+    plan.add_argument("--out", metavar="DIR", default=None, help="write the starter repo into DIR (DESIGN.md 'The starter repo')")
+    plan.add_argument("--force", action="store_true", help="replace DIR even if it is not empty")
 
     tree = sub.add_parser("tree", help="the decision tree: lint, show, paths, schema")
     tree.add_argument("action", choices=("lint", "show", "paths", "schema"))
@@ -172,7 +174,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise InputError(f"{Path(args.answers).name}: model", "missing", "the answers file must name the model")
     session = run_answers(answers)
     plan = build_plan(session)
-    if args.json:
+    if args.out:
+        from wizard.artifacts.render import render_repo
+        from wizard.artifacts.writer import write_repo
+        from wizard.session.answers import KEYS
+
+        recorded = {k: session.answers[k] for k in KEYS if k in session.answers}
+        written = write_repo(render_repo(plan, recorded), Path(args.out), force=args.force)
+        print(f"wrote the starter repo to {written} — start with README.md, the reasons are in RATIONALE.md",
+              file=sys.stderr)
         print(json.dumps(plan, indent=2, default=str))
     else:
         from wizard.report import print_plan

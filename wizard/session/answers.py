@@ -71,6 +71,9 @@ class Answers(BaseModel):
     params_b: float | None = Field(default=None, gt=0)  # the parameter count the team believes, billions (§2)
     staff_usd_month: float | None = Field(default=None, ge=0)  # operations staff cost, overriding the assumption (§8)
     cold_start: ColdStartOverrides | None = None  # overrides of the cold-start assumptions (§7)
+    app_name: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # k8s names
+    namespace: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    served_model_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}$")
 
     @field_validator("gpu")
     @classmethod

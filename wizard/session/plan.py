@@ -107,7 +107,7 @@ def cost_json(cost) -> dict[str, Any]:
     if cost.managed_price is not None:
         m = cost.managed_price
         out["managed_price"] = {"usd_per_mtok_input": m.usd_per_mtok_input, "usd_per_mtok_output": m.usd_per_mtok_output,
-                                "provider": m.provider, "date": m.date, "source": m.source}
+                                "provider": m.provider, "date": m.date, "source": m.source, "model_key": m.model_key}
     return out
 
 
@@ -126,7 +126,8 @@ def managed_plan_cost(session: Session) -> dict[str, Any]:
     }
     if price is not None:
         out["managed_price"] = {"usd_per_mtok_input": price.usd_per_mtok_input, "usd_per_mtok_output": price.usd_per_mtok_output,
-                                "provider": price.provider, "date": price.date, "source": price.source}
+                                "provider": price.provider, "date": price.date, "source": price.source,
+                                "model_key": price.model_key}
         daily = env.get("daily_requests")
         if daily:
             out["usd_per_mtok"] = round((managed + staff) / (daily * int(output) * 30.4 / 1e6), 2)
@@ -158,6 +159,7 @@ def build_plan(session: Session) -> dict[str, Any]:
         "title": rec.title,
         "summary": session.state.path[-1].why,
         "model": env.get("model"),
+        "checkpoint_format": env.get("checkpoint_format"),
     }
     if c is not None:
         load = session.context.load

@@ -41,6 +41,6 @@ def managed_price(model_id: str) -> ManagedPrice | None:
             return ManagedPrice(
                 model=e["model"], usd_per_mtok_input=float(e["usd_per_mtok_input"]),
                 usd_per_mtok_output=float(e["usd_per_mtok_output"]), provider=e.get("provider") or "",
-                date=retrieved(), source=e.get("source") or "",
+                date=retrieved(), source=e.get("source") or "", model_key=e.get("model_key") or "",
             )
     return None

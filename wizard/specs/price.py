@@ -23,3 +23,4 @@ class ManagedPrice(NamedTuple):
     provider: str
     date: str
     source: str
+    model_key: str = ""  # the provider's own name for the model, e.g. together_ai/meta-llama/...-Turbo

@@ -1,0 +1,1 @@
+"""Generated starter-repo artifacts: template context and checks of what the templates emit."""

@@ -1,0 +1,183 @@
+"""What the starter repo's templates need, derived once from the plan and the answers (no logic in templates).
+
+Every number here traces to the plan (sizing core) or to a rule of shared/reference/deploy-checklist.md, cited
+per constant. User strings reach templates only through these fields: names are validated as DNS-1123 labels,
+everything else is quoted by the template filters (`shq` for shell, `yq` for YAML).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from wizard.errors import InputError
+from wizard.sizing.engine import VLLM_VERSION
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+PORT = 8000
+PRESTOP_SLEEP_S = 15  # leave the Service endpoints before vLLM drains (checklist §2.1 SIGTERM, KServe 60/15/15)
+SHUTDOWN_TIMEOUT_S = 30  # --shutdown-timeout: drain in-flight requests (vLLM >= 0.18)
+GRACE_MARGIN_S = 15  # terminationGracePeriodSeconds > preStop + shutdown timeout + ~15 s (checklist item 13)
+STARTUP_FLOOR_S = 600  # checklist §2.3: floor the startup budget at 600 s
+STARTUP_MARGIN = 1.5  # budget = cold start (without the image pull, which happens before the container) × margin
+PROBE_PERIOD_S = 10
+QUEUE_TARGET = 5  # requests waiting per pod before scaling out (production-stack's KEDA threshold)
+IMAGE = "vllm/vllm-openai"
+
+
+def dns_label(text: str, field: str) -> str:
+    """A Kubernetes name (DNS-1123 label) or an InputError naming the field."""
+    if not DNS_LABEL.match(text):
+        raise InputError(field, text, "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63, "
+                                      "starting and ending with a letter or digit")
+    return text
+
+
+def derive_name(model: str) -> str:
+    """A DNS-1123 app name from a model id: meta-llama/Llama-3.1-8B-Instruct → llama-3-1-8b-instruct."""
+    last = model.rstrip("/").split("/")[-1].lower()
+    name = re.sub(r"[^a-z0-9]+", "-", last).strip("-")[:50].strip("-")
+    return name or "llm"
+
+
+def shm_size_gib(tp: int, nodes: int) -> int:
+    """/dev/shm for NCCL and torch IPC (checklist item 8: TP 1 → 2Gi; TP > 1 → 8Gi; multi-node/Ray → 16Gi)."""
+    if nodes > 1:
+        return 16
+    return 8 if tp > 1 else 2
+
+
+def startup_budget_s(cold_start: dict[str, Any] | None) -> int:
+    """Seconds the startupProbe allows: the cold start after the image is pulled, × margin, floored at 600 s,
+    rounded up to whole probe periods (checklist §2.3)."""
+    if not cold_start:
+        return STARTUP_FLOOR_S
+    in_container = sum(s["seconds"] for s in cold_start["stages"] if s["name"] != "image pull")
+    budget = max(STARTUP_FLOOR_S, in_container * STARTUP_MARGIN)
+    return int(math.ceil(budget / PROBE_PERIOD_S) * PROBE_PERIOD_S)
+
+
+def serve_flags(plan: dict[str, Any], answers: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """`vllm serve` flags after the model and --served-model-name (every one exists in vLLM 0.33.0)."""
+    flags: list[tuple[str, str | None]] = [
+        ("--host", "0.0.0.0"),
+        ("--port", str(PORT)),
+        ("--max-model-len", str(plan["memory"]["inputs"]["context_tokens"])),
+        ("--max-num-seqs", str(plan["concurrency_per_replica"])),
+        ("--gpu-memory-utilization", str(plan["memory"]["inputs"]["gpu_memory_utilization"])),
+        ("--shutdown-timeout", str(SHUTDOWN_TIMEOUT_S)),
+        ("--disable-access-log-for-endpoints", "/health,/metrics"),
+    ]
+    if plan["tp"] > 1:
+        flags.append(("--tensor-parallel-size", str(plan["tp"])))
+    if plan["pp"] > 1:
+        flags.append(("--pipeline-parallel-size", str(plan["pp"])))
+    if answers.get("kv_cache_dtype") == "fp8":
+        flags.append(("--kv-cache-dtype", "fp8"))
+    if answers.get("weight_precision") == "fp8" and plan.get("checkpoint_format") == "bf16":
+        flags.append(("--quantization", "fp8"))  # dynamic FP8 of a 16-bit checkpoint; quantized ones self-describe
+    return flags
+
+
+def flatten(model: str, served: str, flags: list[tuple[str, str | None]]) -> list[str]:
+    """The argv after `vllm serve`: model positional, served name, then the flags."""
+    argv = [model, "--served-model-name", served]
+    for flag, value in flags:
+        argv += [flag] if value is None else [flag, value]
+    return argv
+
+
+# OpenAI-compatible base URLs of the providers in the price catalog (verify against the provider's docs).
+PROVIDER_BASES = {
+    "together_ai": "https://api.together.xyz/v1",
+    "deepinfra": "https://api.deepinfra.com/v1/openai",
+    "fireworks_ai": "https://api.fireworks.ai/inference/v1",
+    "groq": "https://api.groq.com/openai/v1",
+    "cerebras": "https://api.cerebras.ai/v1",
+    "nebius": "https://api.studio.nebius.com/v1",
+}
+
+
+def client_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+    """Values of the managed-API client starter: provider, model name there, prices, budget, timeouts."""
+    price = (plan.get("cost") or {}).get("managed_price") or {}
+    provider = price.get("provider") or "your provider"
+    key = price.get("model_key") or ""
+    provider_model = key.split("/", 1)[1] if "/" in key else (answers.get("model") or "")
+    ttft = answers.get("ttft_p99_ms") or 2000
+    tpot = answers.get("tpot_p99_ms") or 100
+    out = int(answers.get("output_tokens") or 512)
+    return {
+        "provider": provider,
+        "api_base": PROVIDER_BASES.get(provider, "https://api.example.com/v1"),
+        "provider_model": provider_model,
+        "price_in": price.get("usd_per_mtok_input", 0.0),
+        "price_out": price.get("usd_per_mtok_output", 0.0),
+        "price_source": price.get("source", "no catalog price: set PRICE_IN/PRICE_OUT"),
+        "monthly_budget": answers.get("monthly_budget_usd") or round(((plan.get("cost") or {}).get("managed_usd_month") or 100) * 1.5, 2),
+        "read_timeout_s": int(math.ceil((ttft + out * tpot) / 1000 * 2)),  # twice the P99 request time
+        "output_tokens": out,
+    }
+
+
+def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+    """Template values for one plan. Raises InputError for names that cannot be Kubernetes names."""
+    model = str(answers.get("model") or plan.get("model") or "")
+    app = dns_label(answers.get("app_name") or derive_name(model), "app_name")
+    namespace = dns_label(answers.get("namespace") or "default", "namespace")
+    served = answers.get("served_model_name") or model
+    has_gpus = bool(plan.get("gpu"))
+    ctx: dict[str, Any] = {
+        "plan": plan,
+        "answers": answers,
+        "model": model,
+        "served_model_name": served,
+        "app": app,
+        "service_name": f"{app}-api",  # never "vllm": an injected VLLM_PORT crashes vLLM (checklist item 14)
+        "namespace": namespace,
+        "vllm_version": VLLM_VERSION,
+        "image": f"{IMAGE}:v{VLLM_VERSION}",
+        "port": PORT,
+        "context_tokens": int(answers.get("context_tokens") or 8192),
+        "output_tokens": int(answers.get("output_tokens") or min(512, int(answers.get("context_tokens") or 8192) // 4)),
+        "max_num_seqs": int(plan.get("concurrency_per_replica") or answers.get("peak_concurrency") or 1),
+        "gpu_memory_utilization": float(answers.get("gpu_memory_utilization") or 0.9),
+        "tp": 1, "pp": 1, "nodes": 1,
+        "on_cpu": plan["form"] == "cpu",
+    }
+    if plan["form"] == "managed_api":
+        return ctx | client_context(plan, answers)
+    if not has_gpus:
+        return ctx
+    tp, pp = plan["tp"], plan["pp"]
+    nodes = plan["nodes_per_replica"]
+    gpus_per_pod = tp if nodes > 1 else tp * pp
+    budget = startup_budget_s(plan.get("cold_start"))
+    weights_per_pod = plan["memory"]["per_gpu_bytes"]["weights"] * gpus_per_pod
+    shm = shm_size_gib(tp, nodes)
+    ram = int(math.ceil(weights_per_pod / 2**30)) + shm + 8  # stage the weights in RAM + shm + the server
+    ctx |= {
+        "tp": tp,
+        "pp": pp,
+        "nodes": nodes,
+        "replicas": plan["replicas"],
+        "min_replicas": max(1, min(plan.get("min_replicas", plan["replicas"]), plan["replicas"])),
+        "gpus_per_pod": gpus_per_pod,
+        "gpu_resource": "amd.com/gpu" if plan["gpu"].startswith("mi") else "nvidia.com/gpu",
+        "shm_gib": shm,
+        "memory_gib": ram,
+        "cpu": 4 + 2 * gpus_per_pod,
+        "startup_budget_s": budget,
+        "startup_failure_threshold": budget // PROBE_PERIOD_S,
+        "probe_period_s": PROBE_PERIOD_S,
+        "engine_ready_timeout_s": budget,  # >= the startup budget (checklist item 4)
+        "prestop_sleep_s": PRESTOP_SLEEP_S,
+        "shutdown_timeout_s": SHUTDOWN_TIMEOUT_S,
+        "grace_s": PRESTOP_SLEEP_S + SHUTDOWN_TIMEOUT_S + GRACE_MARGIN_S,
+        "progress_deadline_s": budget + 600,
+        "queue_target": QUEUE_TARGET,
+        "flags": serve_flags(plan, answers),
+        "serve_args": flatten(model, served, serve_flags(plan, answers)),
+    }
+    return ctx

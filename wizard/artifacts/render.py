@@ -1,0 +1,86 @@
+"""Render the starter repo from templates/ (Jinja2): which files fit the plan's form, and their text.
+
+Filters quote every user string for its target: `shq` (shell, shlex.quote) and `yq` (YAML: a JSON string is a
+valid YAML scalar, so quotes, colons, '#', newlines and '{' cannot change the document's structure).
+StrictUndefined turns a missing value into an error instead of an empty string.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from wizard.artifacts.context import build_context
+
+PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"  # inside the wheel (force-included)
+SOURCE_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"  # a source checkout
+
+
+def template_dir() -> Path:
+    for folder in (PACKAGE_TEMPLATES, SOURCE_TEMPLATES):
+        if (folder / "RATIONALE.md.j2").is_file():
+            return folder
+    raise FileNotFoundError("templates/ is missing from this installation")
+
+
+def yaml_scalar(value: Any) -> str:
+    """A value as a YAML flow scalar that cannot break out of its place."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(template_dir())), undefined=StrictUndefined,
+                      keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env.filters["shq"] = lambda v: shlex.quote(str(v))
+    env.filters["yq"] = yaml_scalar
+    env.filters["gib"] = lambda n: f"{n / 2**30:,.2f} GiB"
+    env.filters["usd"] = lambda x: "—" if x is None else f"${x:,.0f}"
+    env.filters["num"] = lambda n: f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"
+    return env
+
+
+def files_for(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    """(output path, template) pairs for the parts that fit the form (DESIGN.md "The starter repo")."""
+    out = [("README.md", "README.md.j2"), ("RATIONALE.md", "RATIONALE.md.j2")]
+    form, exposure = plan["form"], plan["exposure"]
+    if form == "managed_api":
+        return out + [("client/client.py", "client/client.py.j2"), ("client/README.md", "client/README.md.j2")]
+    if exposure == "none":  # offline / research: a batch job, no server, no probes (§12)
+        out.append(("serve/batch.py", "serve/batch.py.j2"))
+        if form == "multi_node":
+            out += [("serve/head.sh", "serve/head.sh.j2"), ("serve/worker.sh", "serve/worker.sh.j2")]
+        return out
+    if form == "multi_node":
+        out += [("serve/head.sh", "serve/head.sh.j2"), ("serve/worker.sh", "serve/worker.sh.j2")]
+        k8s = ["lws.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml"]
+    else:
+        out.append(("serve/launch.sh", "serve/launch.sh.j2"))
+        k8s = ["deployment.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml"]
+        if plan["replicas"] >= 2:
+            k8s += ["pdb.yaml", "hpa.yaml"]
+    if exposure == "kubernetes":
+        out += [(f"k8s/{name}", f"k8s/{name}.j2") for name in k8s]
+        out.append(("k8s/kustomization.yaml", "k8s/kustomization.yaml.j2"))
+    return out
+
+
+def render_repo(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, str]:
+    """Every file of the starter repo: path → text. answers.yaml and plan.json replay and record the plan."""
+    optional = ("memory", "performance", "cost", "cold_start", "quantized_option", "min_replicas", "boundary")
+    plan = {**dict.fromkeys(optional), **plan}  # absent parts are None for the templates (StrictUndefined)
+    ctx = build_context(plan, answers)
+    pairs = files_for(plan)
+    ctx["files"] = [path for path, _ in pairs]
+    ctx["k8s_files"] = sorted(p.removeprefix("k8s/") for p, _ in pairs if p.startswith("k8s/") and not p.endswith("kustomization.yaml"))
+    env = environment()
+    files = {path: env.get_template(name).render(**ctx) for path, name in pairs}
+    files["answers.yaml"] = yaml.safe_dump(answers, sort_keys=False, allow_unicode=True)
+    files["plan.json"] = json.dumps(plan, indent=2, default=str) + "\n"
+    return files
