@@ -183,6 +183,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         written = write_repo(render_repo(plan, recorded), Path(args.out), force=args.force)
         print(f"wrote the starter repo to {written} — start with README.md, the reasons are in RATIONALE.md",
               file=sys.stderr)
+    if args.json:
         print(json.dumps(plan, indent=2, default=str))
     else:
         from wizard.report import print_plan

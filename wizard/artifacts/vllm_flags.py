@@ -323,8 +323,10 @@ def parse_argv(argv: list[str]) -> ParsedArgv:
             if previous is not None:
                 problems.append(f"{previous} takes no value, but {token!r} follows it "
                                 f"(argparse: unrecognized arguments)")
-            elif out.model is None and is_variable(token):
+            elif out.model is None:
                 out.model = _unquote(token)
+                problems.append(f"the model {token!r} should be the first argument after `vllm serve` "
+                                f"(checklist item 1)")
             else:
                 problems.append(f"unexpected positional argument {token!r} (argparse: unrecognized arguments)")
             previous = None
@@ -364,8 +366,6 @@ def parse_argv(argv: list[str]) -> ParsedArgv:
             fix = "--no-" + flag.primary[2:]
             problems.append(f"{norm}: spell it {fix} (the {norm} form of a {flag.primary} switch exists only in "
                             f"vLLM 0.33.0; {fix} is accepted by every version)")
-        if flag.primary in SECRET_FLAGS:
-            problems.append(f"{flag.primary}: {SECRET_FLAGS[flag.primary]}")
         # collect the value(s)
         values: list[str] = []
         if flag.kind in ("switch", "bool") and not dotted:
@@ -396,6 +396,8 @@ def parse_argv(argv: list[str]) -> ParsedArgv:
                     problem = _type_problem(flag, name, v) or _choice_problem(flag, name, v)
                     if problem:
                         problems.append(problem)
+        if flag.primary in SECRET_FLAGS and (values or flag.nargs != "?"):
+            problems.append(f"{flag.primary}: {SECRET_FLAGS[flag.primary]}")
         key = flag.primary + (f".{dotted}" if dotted else "")
         if key in seen and flag.kind != "append":
             problems.append(f"{name}: given more than once (also as {seen[key]}); argparse keeps only the last")

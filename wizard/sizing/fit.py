@@ -124,6 +124,8 @@ def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFo
         notes.append(f"{gpu.id} has no FP8 tensor cores: vLLM runs FP8 weights weight-only (Marlin, Ampere or newer)")
     if model.quant is not None and model.quant.kv_cache_fp8 and inputs.kv_cache_dtype == "auto":
         notes.append("the checkpoint ships FP8 KV-cache scales: --kv-cache-dtype fp8 halves the KV cache")
+    if not (gpu.bf16_flops or gpu.fp8_flops):
+        notes.append(f"the catalog has no dense FLOPS figure for {gpu.id}: compute-bound estimates assume 100 TFLOPS")
     if inputs.gpu_memory_utilization >= 0.95:
         notes.append(f"gpu_memory_utilization {inputs.gpu_memory_utilization} leaves almost no headroom: "
                      "'computing at 100 % — a sure OOM' (DOMAIN §2)")

@@ -75,9 +75,10 @@ class Candidate(NamedTuple):
 
 
 def form_of(tp: int, pp: int, gpu: GpuSpec) -> str:
+    """DOMAIN §1 forms count machines: one GPU, one node (TP, or TP × PP that fits its GPUs), several nodes."""
     if tp * pp == 1:
         return SINGLE
-    return ONE_NODE if pp == 1 and tp <= gpu.gpus_per_node else MULTI_NODE
+    return ONE_NODE if tp * pp <= gpu.gpus_per_node else MULTI_NODE
 
 
 def evaluate(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int, load: Load,
@@ -117,9 +118,11 @@ def candidates_for(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, load: Load,
         if c is not None:
             found.append(c)
     if not any(c.meets_targets for c in found):
-        tp = max(divisors(node))
-        for pp in range(2, MAX_PP + 1):  # TP inside the node, PP across nodes (§3)
-            c = evaluate(model, gpu, base, tp, pp, load, price)
+        # PP stages: with the largest TP inside a node that the engine accepts (§3: never TP across nodes);
+        # TP × PP may still fit one node when a node's TP is refused (e.g. KV heads that TP cannot split).
+        for pp in range(2, MAX_PP + 1):
+            c = next((c for tp in sorted(divisors(node), reverse=True)
+                      if (c := evaluate(model, gpu, base, tp, pp, load, price)) is not None), None)
             if c is not None:
                 found.append(c)
                 if c.meets_targets:
@@ -143,5 +146,6 @@ def forced_layout(model: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: i
 
 def datacenter_gpus(gpus: tuple[GpuSpec, ...]) -> list[GpuSpec]:
     """Candidates for `gpu: auto`: GeForce cards are left out (NVIDIA's GeForce driver licence excludes
-    data-centre deployment); a user can still name one."""
-    return [g for g in gpus if "geforce" not in g.name.lower()]
+    data-centre deployment), and so are cards without a dense FLOPS figure in the catalog (no performance
+    estimate to rank them by); a user can still name either."""
+    return [g for g in gpus if "geforce" not in g.name.lower() and (g.bf16_flops or g.fp8_flops)]

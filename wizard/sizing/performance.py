@@ -56,9 +56,12 @@ class Performance(NamedTuple):
     prefill_tokens_per_step: float
 
 
+UNKNOWN_FLOPS = 1e14  # cards the catalog has no dense figure for (kept out of `gpu: auto`; a note says so)
+
+
 def flops_per_gpu(gpu: GpuSpec, fmt: WeightFormat) -> float:
     """Dense peak FLOP/s for the deployed format: FP8 tensor cores for fp8 weights where present, else bf16."""
-    base = gpu.bf16_flops or (gpu.fp8_flops or 0) / 2 or 1e14
+    base = gpu.bf16_flops or (gpu.fp8_flops or 0) / 2 or UNKNOWN_FLOPS
     if fmt.name == "fp8" and gpu.fp8_flops:
         return gpu.fp8_flops
     return base
@@ -100,7 +103,9 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     """(memory s, compute s, communication s) of one step with `decodes` + `prefill` tokens, per PP stage."""
     g, i, m = r.gpu, r.inputs, r.model
     tokens = decodes + prefill
-    kv_read = decodes * r.kv.bytes_per_sequence(max(1, int(avg_context)))
+    # Decode reads what a sequence holds in steady state: sliding layers only their window (not the engine's
+    # per-request budget, which covers a prefill chunk).
+    kv_read = decodes * r.kv._replace(batched_tokens=None).bytes_per_sequence(max(1, int(avg_context)))
     memory = (weights_read_per_step(r, tokens) + kv_read) / (g.mem_bw_bytes_s * EFF_BANDWIDTH)
     active = r.params.active / (i.tp * i.pp)
     attn = attention_flops_per_token(m, avg_context) / (i.tp * i.pp)
