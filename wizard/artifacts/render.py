@@ -40,6 +40,9 @@ def environment() -> Environment:
                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters["shq"] = lambda v: shlex.quote(str(v))
     env.filters["yq"] = yaml_scalar
+    # For comments, docstrings and prose: one line, quotes and backslashes escaped, non-ASCII as \uXXXX
+    # (YAML also breaks lines at U+2028/U+0085), so a model id can never end a comment and start code.
+    env.filters["oneline"] = lambda v: json.dumps(str(v))[1:-1]
     env.filters["gib"] = lambda n: f"{n / 2**30:,.2f} GiB"
     env.filters["usd"] = lambda x: "—" if x is None else f"${x:,.0f}"
     env.filters["num"] = lambda n: f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"

@@ -90,7 +90,6 @@ _PASS_THROUGH = re.compile(r'^"?\$(@|\{@\}|\{[A-Za-z_][A-Za-z0-9_]*\[@\]\})"?$')
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 _HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _OPT_LEVEL = re.compile(r"^-O(=?)(.*)$")
-_FREE_TYPES = ("str", "json-or-str", "parse_reasoning_parser", "optional_type(str)")
 
 
 @dataclass(frozen=True)
@@ -359,6 +358,8 @@ def parse_argv(argv: list[str]) -> ParsedArgv:
             continue
         if dotted and not flag.is_json:
             problems.append(f"{name}.{dotted}: dot notation works only for JSON-typed flags")
+            while not has_inline and i < len(tokens) and not _is_option(tokens[i]):
+                i += 1
             continue
         if norm in DEPRECATED:
             problems.append(f"{norm}: {DEPRECATED[norm]}")

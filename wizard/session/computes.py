@@ -87,12 +87,12 @@ def model_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """§2: parameter count from the config (not the name), the checkpoint's format against the asked precision."""
     spec = ctx.model(env["model"])
     params = count_params(spec)
-    params_b = round(params.total / 1e9, 2)
+    params_b = float(f"{params.total / 1e9:.4g}")  # billions, 4 significant digits (0.596, 8.03, 671.0)
     guess, text = name_params_b(spec.id)
-    off = bool(guess) and abs(guess - params_b) / params_b > NAME_TOLERANCE
+    off = bool(guess) and abs(guess * 1e9 - params.total) / params.total > NAME_TOLERANCE
     guess_text = f"the name says {text} ({guess:g} B) but the config has {params_b} B" if off else ""
     own = ctx.extras.get("params_b")
-    if own and abs(own - params_b) / params_b > NAME_TOLERANCE:
+    if own and abs(own * 1e9 - params.total) / params.total > NAME_TOLERANCE:
         off = True
         guess_text = f"params_b {own:g} B was given but the config has {params_b} B"
     return {

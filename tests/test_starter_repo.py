@@ -1,0 +1,124 @@
+"""`plan --out DIR`: every scenario's starter repo equals its golden copy under snapshots/<scenario>/ and passes
+every check (bash -n, shellcheck, kubernetes-validate --strict, the LeaderWorkerSet CRD, the vLLM 0.33.0 flag
+table, and the rules no schema catches). Update the golden copies deliberately, reading every diff:
+    UPDATE_STARTER_SNAPSHOTS=1 python -m pytest tests/test_starter_repo.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cli_run import assert_one_line_error, run_cli
+from starter_repo import validate_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted(p.stem for p in (ROOT / "tests" / "scenarios").glob("*.yaml"))
+SNAPSHOTS = ROOT / "snapshots"
+UPDATE = os.environ.get("UPDATE_STARTER_SNAPSHOTS") == "1"
+
+
+def generate(name: str, out: Path) -> Path:
+    r = run_cli("plan", "--answers", str(ROOT / "tests" / "scenarios" / f"{name}.yaml"), "--out", str(out))
+    assert r.code == 0, r.err
+    assert "wrote the starter repo" in r.err
+    return out
+
+
+def tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_starter_repo_matches_its_golden_copy_and_passes_every_check(name, tmp_path):
+    repo = generate(name, tmp_path / name)
+    validate_repo(repo)
+    golden = SNAPSHOTS / name
+    if UPDATE:
+        shutil.rmtree(golden, ignore_errors=True)
+        shutil.copytree(repo, golden)
+    assert golden.is_dir(), f"no golden copy: run with UPDATE_STARTER_SNAPSHOTS=1 and read {golden}"
+    got, want = tree(repo), tree(golden)
+    assert sorted(got) == sorted(want)
+    for path in want:
+        assert got[path] == want[path], f"{name}/{path} differs from snapshots/{name}/{path}"
+
+
+def test_only_the_parts_that_fit_the_form_are_written(tmp_path):
+    managed = tree(generate("very_low_traffic", tmp_path / "m"))
+    assert "client/client.py" in managed and not any(p.startswith(("k8s/", "serve/")) for p in managed)
+    offline = tree(generate("offline_research", tmp_path / "o"))
+    assert "serve/batch.py" in offline and not any(p.startswith("k8s/") for p in offline)
+    multi = tree(generate("very_large_model", tmp_path / "x"))
+    assert {"serve/head.sh", "serve/worker.sh", "k8s/lws.yaml"} <= set(multi) and "k8s/deployment.yaml" not in multi
+    single = tree(generate("single_replica_forced", tmp_path / "s"))
+    assert "k8s/pdb.yaml" not in single  # no PDB for one replica: it would block node drains
+    gateway = tree(generate("data_residency", tmp_path / "g"))
+    assert "serve/launch.sh" in gateway and not any(p.startswith("k8s/") for p in gateway)
+
+
+def test_answers_yaml_replays_the_same_plan(tmp_path):
+    repo = generate("llama70b_bf16", tmp_path / "r")
+    again = run_cli("plan", "--answers", str(repo / "answers.yaml"), "--json")
+    assert again.code == 0, again.err
+    first = json.loads((repo / "plan.json").read_text())
+    second = again.json()
+    for key in ("form", "exposure", "gpu", "tp", "pp", "replicas", "memory", "cost", "warnings"):
+        assert first[key] == second[key], key
+
+
+def test_rationale_explains_the_decision_on_its_own(tmp_path):
+    text = (generate("llama70b_bf16", tmp_path / "r") / "RATIONALE.md").read_text()
+    for part in ("## The answers", "## The path through the tree", "## Memory per GPU", "## Throughput and replicas",
+                 "## Cost per month", "## Cold start", "## Warnings", "## Ruled out", "§3", "§5", "§8",
+                 "TP 4", "ceil(peak / 32)"):
+        assert part in text, part
+
+
+def test_refuses_a_non_empty_folder_without_force(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("the user's own file")
+    r = run_cli("plan", "--answers", str(ROOT / "tests" / "scenarios" / "tiny_model.yaml"), "--out", str(out))
+    assert_one_line_error(r, "--out", "not empty", "--force")
+    assert (out / "notes.txt").read_text() == "the user's own file"
+    forced = run_cli("plan", "--answers", str(ROOT / "tests" / "scenarios" / "tiny_model.yaml"), "--out", str(out),
+                     "--force")
+    assert forced.code == 0 and not (out / "notes.txt").exists() and (out / "RATIONALE.md").exists()
+
+
+@pytest.mark.parametrize("failure", [OSError("disk full"), KeyboardInterrupt()])
+def test_nothing_half_written_on_failure(tmp_path, monkeypatch, failure):
+    from wizard.artifacts import writer
+
+    out = tmp_path / "existing"
+    out.mkdir()
+    (out / "keep.txt").write_text("previous repo")
+    calls = {"n": 0}
+    real = Path.write_text
+
+    def flaky(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise failure
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", flaky)
+    with pytest.raises(type(failure)):
+        writer.write_repo({"a.txt": "1", "b/c.txt": "2", "d.txt": "3", "e.txt": "4"}, out, force=True)
+    monkeypatch.undo()
+    assert (out / "keep.txt").read_text() == "previous repo"  # the replaced folder is back, untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing"]  # no staging folder left behind
+
+
+def test_names_are_validated_not_pasted(tmp_path):
+    answers = tmp_path / "a.yaml"
+    answers.write_text(yaml.safe_dump({"model": "Qwen/Qwen3-8B", "app_name": "My App; rm -rf /"}))
+    assert_one_line_error(run_cli("plan", "--answers", str(answers)), "app_name")
+    answers.write_text(yaml.safe_dump({"model": "Qwen/Qwen3-8B", "served_model_name": "x\ny: 1"}))
+    assert_one_line_error(run_cli("plan", "--answers", str(answers)), "served_model_name")
