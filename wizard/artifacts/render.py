@@ -29,6 +29,10 @@ def template_dir() -> Path:
     raise FileNotFoundError("templates/ is missing from this installation")
 
 
+def one_line(value: Any) -> str:
+    return "".join(c if c.isprintable() else "?" for c in str(value))
+
+
 def yaml_scalar(value: Any) -> str:
     """A value as a YAML flow scalar that cannot break out of its place."""
     return json.dumps(value, ensure_ascii=False)
@@ -40,9 +44,11 @@ def environment() -> Environment:
                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters["shq"] = lambda v: shlex.quote(str(v))
     env.filters["yq"] = yaml_scalar
-    # For comments, docstrings and prose: one line, quotes and backslashes escaped, non-ASCII as \uXXXX
-    # (YAML also breaks lines at U+2028/U+0085), so a model id can never end a comment and start code.
-    env.filters["oneline"] = lambda v: json.dumps(str(v))[1:-1]
+    # For comments and prose: every non-printable character (newlines, and U+2028/U+0085 that YAML also breaks
+    # lines at) becomes "?", so a model id can never end a comment and start code.
+    env.filters["oneline"] = one_line
+    env.filters["docstring"] = lambda v: one_line(v).replace("\\", "\\\\").replace('"', '\\"')
+    env.filters["mdline"] = lambda v: one_line(v).replace("|", "\\|")
     env.filters["gib"] = lambda n: f"{n / 2**30:,.2f} GiB"
     env.filters["usd"] = lambda x: "—" if x is None else f"${x:,.0f}"
     env.filters["num"] = lambda n: f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"

@@ -42,6 +42,7 @@ class Context:
         self.load: Load | None = None
         self.cold_start: ColdStart | None = None
         self.fp8_option: Candidate | None = None  # a cheaper plan at fp8 weights, reported beside the chosen one
+        self.quick = False  # live previews skip the extra searches (fp8 option, self-hosting comparison)
         self.model_spec: ModelSpec | None = None
 
     def cold_start_assumptions(self) -> ColdStartAssumptions:
@@ -194,7 +195,7 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     forced_tp = ctx.extras.get("tp")
     chosen = ranked[0]
     ctx.candidate, ctx.candidates, ctx.load = chosen, everything, load
-    ctx.fp8_option = _fp8_option(env, ctx, spec, chosen)
+    ctx.fp8_option = None if ctx.quick else _fp8_option(env, ctx, spec, chosen)
     gpu = chosen.gpu
     singles = [c for c in everything if c.form == SINGLE]
     probe = size(spec, gpu, base._replace(concurrency=1))

@@ -132,6 +132,8 @@ def managed_plan_cost(session: Session) -> dict[str, Any]:
         if daily:
             out["usd_per_mtok"] = round((managed + staff) / (daily * int(output) * 30.4 / 1e6), 2)
     # What self-hosting the same load would cost: the cheapest layout of the search, run by a basic team (§8, §12).
+    if session.context.quick:
+        return out
     try:
         ranked, _, load, _ = plan_search({**env, "gpu": env.get("gpu", "auto")}, session.context, exposure="gateway")
     except InputError:

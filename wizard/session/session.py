@@ -83,6 +83,17 @@ class Session:
         self.state = self._walk()
         return True
 
+    def restore(self, given: list[tuple[str, Any]]) -> None:
+        """Replay saved answers (resume): each is checked again; the walk stops at the first one refused."""
+        for var, value in given:
+            q = self.question
+            if q is None or q.var != var:
+                break
+            try:
+                self.answer(value)
+            except InputError:
+                break
+
     @property
     def answers(self) -> dict[str, Any]:
         """The answers of the questions on the path, plus the extras: what answers.yaml records."""

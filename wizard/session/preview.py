@@ -1,0 +1,61 @@
+"""The live numbers beside every question: the plan the answers so far lead to, with defaults for the rest.
+
+The front ends show it in a side panel that updates as soon as an answer changes. It is the same walk and the
+same sizing core as `plan`, with the tree's defaults standing in for questions not reached yet; the extra
+searches of a full plan (the fp8 option, the self-hosting comparison of a managed plan) are skipped to keep a
+recomputation well under 50 ms. Results are cached by the answers given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wizard.errors import InputError
+from wizard.session.plan import build_plan
+from wizard.session.session import Session
+from wizard.tree.walker import DeadEnd, walk
+
+_cache: dict[tuple, dict[str, Any] | None] = {}
+
+
+def preview(session: Session) -> dict[str, Any] | None:
+    """The plan the current answers lead to (defaults for the rest), or None when it cannot be computed yet."""
+    key = (id(session.tree), tuple((k, repr(v)) for k, v in session.given), repr(sorted(session.context.extras.items())))
+    if key in _cache:
+        return _cache[key]
+    shadow = Session(session.tree, session.context.extras)
+    shadow.context.quick = True
+    shadow.given = list(session.given)
+    try:
+        shadow.state = walk(session.tree, dict(session.given), shadow._compute, use_defaults=True)
+        result = build_plan(shadow) if shadow.state.recommendation else None
+    except (InputError, DeadEnd):
+        result = None
+    if len(_cache) > 256:
+        _cache.clear()
+    _cache[key] = result
+    return result
+
+
+def panel_lines(p: dict[str, Any] | None) -> dict[str, Any]:
+    """The side panel's figures: memory parts as shares of usable memory, verdict, layout, replicas, cost, start."""
+    if p is None:
+        return {"ready": False}
+    out: dict[str, Any] = {"ready": True, "form": p["form"], "title": p["title"], "gpu": p.get("gpu")}
+    mem = p.get("memory")
+    if mem:
+        usable = mem["usable_bytes"]
+        parts = mem["per_gpu_bytes"]
+        out["memory"] = {k: parts[k] for k in ("weights", "kv_cache", "activations", "reserve")}
+        out["usable_bytes"] = usable
+        out["fits"] = mem["fits"]
+        out["layout"] = f"{p['replicas']} × TP {p['tp']} × PP {p['pp']} on {p['gpu']}"
+    if p.get("performance"):
+        out["performance"] = p["performance"]
+    if p.get("cost"):
+        out["cost_usd_month"] = p["cost"].get("total_usd_month")
+        out["managed_usd_month"] = p["cost"].get("managed_usd_month")
+    if p.get("cold_start"):
+        out["cold_start_s"] = p["cold_start"]["total_s"]
+    out["warnings"] = [w["id"] for w in p.get("warnings", [])]
+    return out
