@@ -53,3 +53,10 @@ def test_dump_keeps_design_order_and_round_trips():
     import yaml
 
     assert validate_answers(yaml.safe_load(text)) == {"model": "Qwen/Qwen3-8B", "peak_concurrency": 4, "tp": 2}
+
+
+def test_keys_follow_the_schema_in_design_order():
+    from wizard.session.answers import KEYS
+    from wizard.session.answers_model import Answers
+
+    assert KEYS == tuple(Answers.model_fields)

@@ -84,6 +84,8 @@ def build_parser() -> Parser:
     tree.add_argument("action", choices=("lint", "show", "paths", "schema"))
     tree.add_argument("--tree", metavar="FILE", default=None, help="a tree file (default: the bundled one)")
 
+    sub.add_parser("ask", help="the wizard's questions as line prompts (plain SSH, screen readers, small terminals)")
+
     models = sub.add_parser("models", help="list the bundled model catalog")
     models.add_argument("--json", action="store_true")
     gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
@@ -102,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_tree(args)
         if args.command == "models":
             return cmd_models(args)
+        if args.command == "ask":
+            return cmd_ask()
         if args.command == "gpus":
             return cmd_gpus(args)
         return cmd_default()
@@ -114,9 +118,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_default() -> int:
-    """No command: the full-screen wizard belongs here; until it lands, say what works."""
-    build_parser().print_help(sys.stderr if not sys.stdout.isatty() else sys.stdout)
-    return EXIT_USAGE if not (sys.stdin.isatty() and sys.stdout.isatty()) else EXIT_OK
+    """No command: the full-screen wizard on a terminal; elsewhere one line saying what to run instead."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("llm-deploy-wizard: error: the full-screen wizard needs a terminal (stdin and stdout); use "
+              "`llm-deploy-wizard ask` for line prompts or `llm-deploy-wizard plan --answers FILE`", file=sys.stderr)
+        return EXIT_USAGE
+    from wizard.tui.app import WizardApp
+
+    WizardApp().run()
+    return EXIT_OK
+
+
+def cmd_ask() -> int:
+    from wizard.prompts import run_ask
+
+    return run_ask()
 
 
 def cmd_size(args: argparse.Namespace) -> int:

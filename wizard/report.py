@@ -182,9 +182,28 @@ def print_tree_paths(tree, report) -> None:
         console.print(f"[red]{len(report.errors)} lint problem(s): run `tree lint`[/]")
 
 
+class _Collect:
+    """A stand-in console that keeps what would be printed, so the TUI shows the same summary as `plan`."""
+
+    def __init__(self) -> None:
+        self.items: list = []
+
+    def print(self, item, highlight: bool = True) -> None:  # noqa: ARG002 (rich's signature)
+        from rich.text import Text
+
+        self.items.append(Text.from_markup(item) if isinstance(item, str) else item)
+
+
 def print_plan(plan: dict) -> None:
     """`plan`: the decision, the layout, the path with reasons, warnings and alternatives."""
     console = Console()
+    for item in plan_renderables(plan):
+        console.print(item, highlight=False)
+
+
+def plan_renderables(plan: dict, path: bool = True) -> list:
+    """The plan summary as rich renderables (the CLI prints them; the TUI's summary screen shows them)."""
+    console = _Collect()
     console.print(f"[bold]{plan['title']}[/] — form [bold]{plan['form']}[/], exposure [bold]{plan['exposure']}[/]")
     console.print(plan["summary"], highlight=False)
     if plan.get("gpu"):
@@ -234,6 +253,16 @@ def print_plan(plan: dict) -> None:
     if starts:
         stages = ", ".join(f"{s['name']} {s['seconds']:,.0f} s" for s in starts["stages"])
         console.print(f"Cold start (§7): {starts['total_s']:,.0f} s — {stages}", highlight=False)
+    if path:
+        console.print(path_table(plan))
+    for w in plan["warnings"]:
+        console.print(f"[yellow]warning[/] [{w['id']}] {w['message']} ({w['section']})", highlight=False)
+    for a in plan["alternatives"]:
+        console.print(f"[dim]not {a['form']}:[/] {a['why_not']}", highlight=False)
+    return console.items
+
+
+def path_table(plan: dict) -> Table:
     t = Table(title="Path through the tree", title_justify="left")
     t.add_column("node")
     t.add_column("value", overflow="fold")
@@ -243,8 +272,4 @@ def print_plan(plan: dict) -> None:
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items() if v not in ("", None))
         t.add_row(step["node"], str(value), step["why"])
-    console.print(t)
-    for w in plan["warnings"]:
-        console.print(f"[yellow]warning[/] [{w['id']}] {w['message']} ({w['section']})", highlight=False)
-    for a in plan["alternatives"]:
-        console.print(f"[dim]not {a['form']}:[/] {a['why_not']}", highlight=False)
+    return t

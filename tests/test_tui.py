@@ -1,0 +1,215 @@
+"""The full-screen wizard driven by textual's Pilot: every scenario gives the plan `plan --answers` gives,
+Back re-walks, answers autosave and resume, validation messages show inline, and key screens are snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import yaml
+from textual.widgets import Input, OptionList
+
+from cli_run import assert_one_line_error, run_cli
+from wizard.session import store
+from wizard.session.plan import build_plan
+from wizard.session.session import Session, run_answers
+from wizard.tui.app import WizardApp
+from wizard.tui.screens import QuestionScreen, SummaryScreen
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+SIZE = (100, 32)
+
+
+def scenario(name: str) -> dict:
+    return yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())
+
+
+async def answer(pilot, app: WizardApp, value) -> None:
+    """Give the current question a value as a user would: type it, or move to the option, then Enter."""
+    screen = app.screen
+    assert isinstance(screen, QuestionScreen)
+    widget = screen.query_one("#answer")
+    if isinstance(widget, OptionList):
+        index = next(i for i in range(widget.option_count) if screen.value_at(i) == value)
+        widget.highlighted = index
+    else:
+        widget.value = "" if value is None else str(value)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def walk(pilot, app: WizardApp, answers: dict, shots=None) -> None:
+    while app.session.question is not None:
+        q = app.session.question
+        if shots is not None and q.var in shots:
+            shots[q.var] = app.export_screenshot()
+        await answer(pilot, app, answers.get(q.var, app.session.default_for(q)))
+    await pilot.pause()
+
+
+def comparable(plan: dict) -> dict:
+    """The plan but for the path's note of which values were tree defaults (a non-interactive run says so)."""
+    return {**plan, "path": [(s["node"], s["value"]) for s in plan["path"]]}
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in SCENARIOS.glob("*.yaml")))
+def test_walkthrough_gives_the_same_plan_as_plan_answers(name, screen_snapshot):
+    answers = scenario(name)
+    reference = run_answers(answers)
+    asked = set(dict(reference.given))
+    extras = {k: v for k, v in answers.items() if k not in asked}
+
+    async def run():
+        app = WizardApp(Session(extras=extras), resume=False, cursor_blink=False)
+        shots = {"model": None, "gpu": None}
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await walk(pilot, app, answers, shots)
+            assert isinstance(app.screen, SummaryScreen)
+            shots["summary"] = app.export_screenshot()
+            return app, shots
+
+    app, shots = asyncio.run(run())
+    assert comparable(build_plan(app.session)) == comparable(build_plan(reference))
+    assert shots["model"] == screen_snapshot(name="1-first-question")
+    if shots["gpu"] is not None:  # the fit check: the side panel's numbers beside the GPU question
+        assert shots["gpu"] == screen_snapshot(name="2-fit-check")
+    assert shots["summary"] == screen_snapshot(name="3-summary")
+
+
+def test_back_keeps_the_answer_and_a_changed_answer_rewalks():
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await answer(pilot, app, "meta-llama/Llama-3.1-70B-Instruct")
+            await answer(pilot, app, "bf16")
+            assert app.session.question.var == "context_tokens"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.session.question.var == "weight_precision"
+            screen = app.screen
+            assert screen.current_value() == "bf16"  # the answer given is kept
+            await answer(pilot, app, "fp8")  # switch to fp8
+            assert app.session.answers["weight_precision"] == "fp8"
+            await walk(pilot, app, {"peak_concurrency": 32, "context_tokens": 8192, "gpu": "h100-sxm-80gb"})
+            return build_plan(app.session)
+
+    plan = asyncio.run(run())
+    assert plan["memory"]["inputs"]["weight_precision"] == "fp8"
+    # re-walked from the changed answer: 70.6 B weights at 1 byte (bf16 would be 141 GB) across the TP ranks
+    assert plan["memory"]["per_gpu_bytes"]["weights"] * plan["tp"] < 75e9
+
+
+def test_validation_message_inline_then_a_good_answer():
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await answer(pilot, app, "Qwen/Qwen3-8B")
+            await answer(pilot, app, "auto")
+            await answer(pilot, app, "lots")
+            message = str(app.screen.query_one("#error").render())
+            assert app.session.question.var == "context_tokens"
+            await answer(pilot, app, 4096)
+            return message, app.session.question.var
+
+    message, now = asyncio.run(run())
+    assert "context_tokens" in message and "'lots'" in message and "expected a number" in message
+    assert now == "prompt_tokens"
+
+
+def test_unknown_model_stays_on_the_question_with_the_way_out():
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await answer(pilot, app, "./no/such/folder")
+            return str(app.screen.query_one("#error").render()), app.session.question.var
+
+    message, now = asyncio.run(run())
+    assert now == "model" and "config.json" in message
+
+
+def test_answers_autosave_and_resume():
+    async def first():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await answer(pilot, app, "Qwen/Qwen3-8B")
+            await answer(pilot, app, "fp8")
+            await answer(pilot, app, 4096)
+
+    asyncio.run(first())
+    saved = store.load()
+    assert saved is not None and [k for k, _ in saved[0]] == ["model", "weight_precision", "context_tokens"]
+
+    async def second():
+        app = WizardApp(cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.click("#yes")  # "Resume the saved session?"
+            await pilot.pause()
+            return app.session.question.var, dict(app.session.given)
+
+    var, given = asyncio.run(second())
+    assert var == "prompt_tokens" and given["weight_precision"] == "fp8"
+
+
+def test_generate_refuses_a_non_empty_folder_until_confirmed(tmp_path):
+    target = tmp_path / "repo"
+    target.mkdir()
+    (target / "mine.txt").write_text("keep me?")
+
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await walk(pilot, app, scenario("tiny_model"))
+            await pilot.click("#generate")
+            await pilot.pause()
+            app.screen.query_one("#folder", Input).value = str(target)
+            await pilot.press("enter")
+            await pilot.pause()
+            asked = type(app.screen).__name__
+            await pilot.click("#yes")  # replace
+            await pilot.pause()
+            return asked, app.written
+
+    asked, written = asyncio.run(run())
+    assert asked == "ConfirmScreen"
+    assert written == target and (target / "RATIONALE.md").exists() and not (target / "mine.txt").exists()
+
+
+def test_quit_asks_first():
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            asked = type(app.screen).__name__
+            await pilot.click("#no")  # stay
+            await pilot.pause()
+            still = app.is_running
+            await pilot.press("f10")
+            await pilot.pause()
+            await pilot.click("#yes")
+            await pilot.pause()
+            return asked, still
+
+    asked, still = asyncio.run(run())
+    assert asked == "ConfirmScreen" and still
+
+
+def test_usable_at_80_by_24():
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            region = app.screen.query_one("#next").region
+            panel = app.screen.query_one("#panel").region
+            return region, panel
+
+    next_button, panel = asyncio.run(run())
+    assert next_button.bottom <= 23 and next_button.right <= 80  # the Next button is on screen, above the footer
+    assert panel.width >= 30
+
+
+def test_no_terminal_is_one_line_and_exit_2():
+    assert_one_line_error(run_cli(), "terminal", "ask", "plan --answers")

@@ -1,0 +1,153 @@
+"""The full-screen wizard (textual): the same session and tree as `plan`, one screen per question.
+
+Key bindings are data (BINDINGS, each with an id), the stylesheet lives beside this module (app.tcss).
+Answers are saved after every step and offered for resume at the next start; quitting asks first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+
+from wizard.artifacts.context import derive_name
+from wizard.errors import InputError
+from wizard.session import store
+from wizard.session.answers import KEYS
+from wizard.session.plan import build_plan
+from wizard.session.preview import panel_lines, preview
+from wizard.session.questions import coerce
+from wizard.session.session import Session
+from wizard.tui.screens import ConfirmScreen, HelpScreen, QuestionScreen, SummaryScreen
+
+
+class WizardApp(App):
+    """llm-deploy-wizard: choose how to serve an LLM, with the numbers beside every question."""
+
+    TITLE = "llm-deploy-wizard"
+    SUB_TITLE = "how to serve an LLM (DOMAIN.md)"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="back"),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("ctrl+t", "toggle_dark", "Theme", id="theme"),
+        Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True),
+        Binding("f10", "request_quit", "Quit (F10)", id="quit-f10", show=False, priority=True),
+    ]
+
+    def __init__(self, session: Session | None = None, *, resume: bool = True, cursor_blink: bool = True) -> None:
+        super().__init__()
+        self.session = session or Session()
+        self.offer_resume = resume
+        self.cursor_blink = cursor_blink  # tests turn it off for stable screenshots
+        self.written: Path | None = None
+
+    # -- navigation
+    def on_mount(self) -> None:
+        self.show_current()
+        saved = store.load() if self.offer_resume else None
+        if saved and saved[0]:
+            self.push_screen(
+                ConfirmScreen(f"Resume the saved session ({len(saved[0])} answers)?", "Resume", "Start over"),
+                lambda yes: self._resume(saved) if yes else store.clear(),
+            )
+
+    def _resume(self, saved: tuple[list[tuple[str, Any]], dict[str, Any]]) -> None:
+        given, extras = saved
+        self.session.context.extras.update(extras)
+        self.session.restore(given)
+        self.show_current()
+
+    def show_current(self) -> None:
+        q = self.session.question
+        screen = QuestionScreen(q, self.session.default_for(q), len(self.session.given) + 1) if q else SummaryScreen(
+            build_plan(self.session))
+        if self.screen_stack and len(self.screen_stack) > 1:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    def submit(self, value: Any) -> None:
+        """Answer the current question; an answer that is not accepted stays on screen with its message."""
+        q = self.session.question
+        screen = self.screen
+        try:
+            self.session.answer(value)
+        except InputError as e:
+            if isinstance(screen, QuestionScreen):
+                screen.show_error(e.line())
+            return
+        store.save(self.session.given, self.session.context.extras)
+        if q is not None and q.var == "model":
+            self.notify(self.model_found(), title="Model found", timeout=8)
+        self.show_current()
+
+    def model_found(self) -> str:
+        """What the model resolved to: architecture, parameters, KV per token, source (issue #6)."""
+        spec = self.session.context.model_spec
+        facts = self.session.state.facts
+        if spec is None:
+            return ""
+        p = preview(self.session)
+        kv = (p or {}).get("memory", {}).get("kv_bytes_per_token")
+        kv_text = f", KV {kv:,} B/token" if kv else ""
+        return (f"{spec.id}: {spec.architecture} ({spec.attention}), {facts.get('params_b')} B parameters{kv_text}, "
+                f"from {spec.source}")
+
+    def refresh_panel(self, var: str | None = None, value: Any = None) -> None:
+        """Recompute the side panel, optionally with a tentative answer for the current question."""
+        panel = self.screen.query("#panel")
+        if not panel:
+            return
+        session = self.session
+        q = session.question
+        if var is not None and q is not None and q.var == var and value not in (None, ""):
+            try:
+                value = coerce(q, value)  # a half-typed value shows the last good numbers, never an error
+            except InputError:
+                return
+            shadow = Session(session.tree, session.context.extras)
+            shadow.given = [*session.given, (var, value)]
+            session = shadow
+        panel.first().show(panel_lines(preview(session)))
+
+    # -- actions (bound keys)
+    def action_back(self) -> None:
+        if isinstance(self.screen, (QuestionScreen, SummaryScreen)) and self.session.back():
+            store.save(self.session.given, self.session.context.extras)
+            self.show_current()
+
+    def action_help(self) -> None:
+        q = self.session.question
+        if q is not None:
+            self.push_screen(HelpScreen(f"{q.prompt}  ({q.section})", q.help))
+
+    def action_toggle_dark(self) -> None:
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+
+    def action_request_quit(self) -> None:
+        self.push_screen(ConfirmScreen("Quit? Your answers are saved: the next start offers to resume.", "Quit", "Stay"),
+                         lambda yes: self.exit() if yes else None)
+
+    # -- the starter repo
+    def default_folder(self) -> str:
+        return f"./{derive_name(str(self.session.answers.get('model', 'llm')))}-deploy"
+
+    def write_repo(self, folder: str, force: bool) -> str | None:
+        """Write the starter repo; None on success, else the one-line reason."""
+        from wizard.artifacts.render import render_repo
+        from wizard.artifacts.writer import write_repo
+
+        plan = build_plan(self.session)
+        answers = {k: self.session.answers[k] for k in KEYS if k in self.session.answers}
+        try:
+            self.written = write_repo(render_repo(plan, answers), Path(folder), force=force)
+        except InputError as e:
+            return e.line()
+        store.clear()
+        self.pop_screen()
+        self.notify(f"Wrote {self.written}: start with README.md; the reasons are in RATIONALE.md",
+                    title="Starter repo written", timeout=15)
+        return None

@@ -1,0 +1,236 @@
+"""The wizard's screens: one per question node (generated from the tree), the summary, and small dialogs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.suggester import SuggestFromList
+from textual.widgets import Button, Footer, Header, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from wizard.session.questions import choices_for
+from wizard.tree.schema import Question
+from wizard.tui.side_panel import SidePanel
+
+if TYPE_CHECKING:
+    from wizard.tui.app import WizardApp
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+class QuestionScreen(Screen):
+    """One question: prompt, help with its §, the input (choices or a typed value), inline errors, Back/Next."""
+
+    def __init__(self, question: Question, default: Any, step: int) -> None:
+        super().__init__()
+        self.question = question
+        self.default = default
+        self.step = step
+        self.choices = [] if question.type in ("number", "text") or question.choices_from == "model_catalog" else (
+            choices_for(question) if question.type == "choice" else None)
+
+    @property
+    def wizard(self) -> WizardApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        q = self.question
+        yield Header()
+        with Horizontal(id="body"):
+            with VerticalScroll(id="question"):
+                yield Static(f"Question {self.step} · {q.section} · F1 help", id="step")
+                yield Static(q.prompt, id="prompt")
+                yield Static(q.help, id="help")
+                yield from self._input()
+                yield Static("", id="error")
+                with Horizontal(id="buttons"):
+                    yield Button("← Back", id="back", disabled=self.step == 1)
+                    yield Button("Next →", id="next", variant="primary")
+            yield SidePanel(id="panel")
+        yield Footer()
+
+    def _input(self) -> ComposeResult:
+        q = self.question
+        if q.type == "bool":
+            options = [Option("Yes", id="yes"), Option("No", id="no")]
+            yield OptionList(*options, id="answer")
+        elif self.choices:
+            yield OptionList(*[Option(c.label, id=f"c{i}") for i, c in enumerate(self.choices)], id="answer")
+        else:
+            suggester = None
+            if q.choices_from == "model_catalog":
+                suggester = SuggestFromList([c.value for c in choices_for(q)], case_sensitive=False)
+            placeholder = "empty for the default described above" if q.optional else ""
+            yield Input(_text(self.default), placeholder=placeholder, suggester=suggester, id="answer")
+
+    def on_mount(self) -> None:
+        widget = self.query_one("#answer")
+        if isinstance(widget, OptionList):
+            widget.highlighted = self._default_index()
+        else:
+            widget.cursor_blink = self.wizard.cursor_blink  # type: ignore[attr-defined]
+        widget.focus()
+        self.wizard.refresh_panel()
+
+    def _default_index(self) -> int:
+        if self.question.type == "bool":
+            return 0 if self.default else 1
+        for i, c in enumerate(self.choices or []):
+            if c.value == self.default:
+                return i
+        return 0
+
+    def value_at(self, index: int | None) -> Any:
+        if index is None:
+            return None
+        if self.question.type == "bool":
+            return index == 0
+        return self.choices[index].value if self.choices else None
+
+    def current_value(self) -> Any:
+        widget = self.query_one("#answer")
+        if isinstance(widget, OptionList):
+            return self.value_at(widget.highlighted)
+        return widget.value  # type: ignore[attr-defined]
+
+    def show_error(self, message: str) -> None:
+        self.query_one("#error", Static).update(f"⚠ {message}")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.wizard.submit(self.value_at(event.option_index))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.wizard.refresh_panel(self.question.var, self.value_at(event.option_index))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.wizard.submit(event.value)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if self.question.type == "number":
+            self.wizard.refresh_panel(self.question.var, event.value)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "back":
+            self.wizard.action_back()
+        elif event.button.id == "next":
+            self.wizard.submit(self.current_value())
+
+
+class SummaryScreen(Screen):
+    """The plan: decision, numbers, warnings, alternatives and the path; then generate the starter repo."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def compose(self) -> ComposeResult:
+        from wizard.report import path_table, plan_renderables
+
+        yield Header()
+        with Horizontal(id="body"):
+            with VerticalScroll(id="summary"):
+                yield Static(Group(*plan_renderables(self.plan, path=False)), id="plan")
+                yield Static(path_table(self.plan), id="path")
+            with Vertical(id="actions"):
+                yield Button("Generate starter repo", id="generate", variant="primary")
+                yield Button("← Back", id="back")
+                yield Button("Quit", id="quit")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#generate", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        app: WizardApp = self.app  # type: ignore[assignment]
+        if event.button.id == "generate":
+            app.push_screen(GenerateScreen(app.default_folder()))
+        elif event.button.id == "back":
+            app.action_back()
+        else:
+            app.action_request_quit()
+
+
+class GenerateScreen(ModalScreen[None]):
+    """Where to write the starter repo; a non-empty folder is replaced only after a confirmation."""
+
+    def __init__(self, folder: str) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Write the starter repo into which folder?")
+            yield Input(self.folder, id="folder")
+            yield Label("", id="error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Write", id="write", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#folder", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._write(event.value, force=False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "write":
+            self._write(self.query_one("#folder", Input).value, force=False)
+        else:
+            self.dismiss()
+
+    def _write(self, folder: str, force: bool) -> None:
+        app: WizardApp = self.app  # type: ignore[assignment]
+        message = app.write_repo(folder, force)
+        if message is None:
+            return
+        if "not empty" in message and not force:
+            app.push_screen(ConfirmScreen(f"{folder} is not empty. Replace everything in it?", "Replace"),
+                            lambda yes: self._write(folder, True) if yes else None)
+            return
+        self.query_one("#error", Label).update(f"⚠ {message}")
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question."""
+
+    def __init__(self, question: str, yes: str = "Yes", no: str = "Cancel") -> None:
+        super().__init__()
+        self.question, self.yes, self.no = question, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(self.yes, id="yes", variant="primary")
+                yield Button(self.no, id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#yes", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class HelpScreen(ModalScreen[None]):
+    """F1: the rule behind the focused question, with its § of the guide."""
+
+    BINDINGS = [("escape,f1,q", "dismiss", "Close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text, self.text = title, text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog"):
+            yield Label(self.title_text, id="help-title")
+            yield Static(self.text)
+            yield Button("Close", id="close")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss()
