@@ -20,14 +20,16 @@ _cache: dict[tuple, dict[str, Any] | None] = {}
 
 def preview(session: Session) -> dict[str, Any] | None:
     """The plan the current answers lead to (defaults for the rest), or None when it cannot be computed yet."""
-    key = (id(session.tree), tuple((k, repr(v)) for k, v in session.given), repr(sorted(session.context.extras.items())))
+    # Answers given earlier and undone by Back stand in for the defaults: the preview shows what the user chose.
+    supplied = {**session.remembered, **dict(session.given)}
+    key = (id(session.tree), repr(sorted(supplied.items())), repr(sorted(session.context.extras.items())))
     if key in _cache:
         return _cache[key]
     shadow = Session(session.tree, session.context.extras)
     shadow.context.quick = True
     shadow.given = list(session.given)
     try:
-        shadow.state = walk(session.tree, dict(session.given), shadow._compute, use_defaults=True)
+        shadow.state = walk(session.tree, supplied, shadow._compute, use_defaults=True)
         result = build_plan(shadow) if shadow.state.recommendation else None
     except (InputError, DeadEnd):
         result = None

@@ -12,7 +12,7 @@ from wizard.tree.schema import Choice, Question
 def choices_for(q: Question) -> list[Choice]:
     """The question's choices, with catalog-backed ones filled in (auto first for the GPU)."""
     if q.choices_from == "gpu_catalog":
-        auto = Choice(value="auto", label="auto — the planner chooses (simplest form, fewest GPUs)")
+        auto = Choice(value="auto", label="auto — the planner chooses (simplest form, then the cheapest)")
         return [auto] + [Choice(value=g.id, label=f"{g.id} — {g.name}") for g in gpu_catalog()]
     if q.choices_from == "model_catalog":
         return [Choice(value=e.id, label=f"{e.id} ({e.family})") for e in model_entries()]

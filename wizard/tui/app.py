@@ -110,6 +110,7 @@ class WizardApp(App):
                 return
             shadow = Session(session.tree, session.context.extras)
             shadow.given = [*session.given, (var, value)]
+            shadow.remembered = {**session.remembered, var: value}
             session = shadow
         panel.first().show(panel_lines(preview(session)))
 
