@@ -12,6 +12,7 @@ from typing import Any, Literal
 import yaml
 
 from wizard.errors import InputError
+from wizard.yaml_file import read_yaml
 
 
 # The keys in DESIGN.md's order (tests/test_answers.py checks this equals the schema's fields).
@@ -50,13 +51,7 @@ def validate_answers(data: dict[str, Any], where: str = "answers") -> dict[str, 
 
 def load_answers_file(path: Path) -> dict[str, Any]:
     """Read and validate an answers YAML file."""
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError("--answers", str(path), f"could not be read ({e.strerror})") from None
-    except yaml.YAMLError as e:
-        raise InputError("--answers", str(path), f"is not valid YAML ({str(e).splitlines()[0]})") from None
-    return validate_answers(raw or {}, where=path.name)
+    return validate_answers(read_yaml(path, "--answers") or {}, where=path.name)
 
 
 def parse_set(items: list[str]) -> dict[str, Any]:

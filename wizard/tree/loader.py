@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from wizard.errors import InputError
+from wizard.yaml_file import read_yaml
 from wizard.tree.schema import Compute, ExposureMap, Question, Recommendation, Tree, compares
 
 PACKAGE_TREES = Path(__file__).resolve().parent.parent / "trees"  # inside the wheel (force-included)
@@ -25,12 +25,7 @@ def default_tree_path() -> Path:
 def load_tree(path: Path | None = None) -> Tree:
     """Parse and check a tree file; every problem is one InputError naming the node or key."""
     path = path or default_tree_path()
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError("tree", str(path), f"could not be read ({e.strerror})") from None
-    except yaml.YAMLError as e:
-        raise InputError("tree", str(path), f"is not valid YAML ({str(e).splitlines()[0]})") from None
+    raw = read_yaml(path, "tree")
     try:
         tree = Tree.model_validate(raw)
     except ValidationError as e:
