@@ -18,6 +18,7 @@ from wizard.sizing.fit import SizeInputs, size
 from wizard.sizing.layout import divisors
 from wizard.sizing.performance import Workload
 from wizard.sizing.replicas import BatchLimit, ReplicaPlan, Targets, max_batch, plan_replicas
+from wizard.sizing.weights import weight_bytes
 from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
 
 SINGLE, ONE_NODE, MULTI_NODE = "single_gpu", "single_node_multi_gpu", "multi_node"
@@ -85,6 +86,9 @@ def evaluate(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int,
              price: GpuPrice | None) -> Candidate | None:
     """One layout, or None when the engine rejects it or not one full-context sequence fits."""
     inputs = base._replace(tp=tp, pp=pp)
+    usable = gpu.memory_reported_bytes * base.gpu_memory_utilization
+    if weight_bytes(model, base.weight_precision).total > usable * tp * pp:  # the weights alone cannot fit
+        return None
     try:
         size(model, gpu, inputs._replace(concurrency=1))
     except InputError:
@@ -120,7 +124,10 @@ def candidates_for(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, load: Load,
     if not any(c.meets_targets for c in found):
         # PP stages: with the largest TP inside a node that the engine accepts (§3: never TP across nodes);
         # TP × PP may still fit one node when a node's TP is refused (e.g. KV heads that TP cannot split).
-        for pp in range(2, MAX_PP + 1):
+        # Weights alone need at least total / (GPUs per node × usable) nodes: start the PP search there.
+        usable = gpu.memory_reported_bytes * base.gpu_memory_utilization
+        first = max(2, math.ceil(weight_bytes(model, base.weight_precision).total / (node * usable)))
+        for pp in range(first, MAX_PP + 1):
             c = next((c for tp in sorted(divisors(node), reverse=True)
                       if (c := evaluate(model, gpu, base, tp, pp, load, price)) is not None), None)
             if c is not None:
