@@ -49,7 +49,9 @@ async def walk(pilot, app: WizardApp, answers: dict, shots=None) -> None:
 
 
 def comparable(plan: dict) -> dict:
-    """The plan but for the path's note of which values were tree defaults (a non-interactive run says so)."""
+    """The plan but for what only a non-interactive run can say: which values were tree defaults, and which
+    answers of the file were not on the path (a user is never asked those)."""
+    plan = {k: v for k, v in plan.items() if k != "ignored_answers"}
     return {**plan, "path": [(s["node"], s["value"]) for s in plan["path"]]}
 
 

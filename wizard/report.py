@@ -259,6 +259,9 @@ def plan_renderables(plan: dict, path: bool = True) -> list:
         console.print(f"[yellow]warning[/] [{w['id']}] {w['message']} ({w['section']})", highlight=False)
     for a in plan["alternatives"]:
         console.print(f"[dim]not {a['form']}:[/] {a['why_not']}", highlight=False)
+    if plan.get("ignored_answers"):
+        console.print("[yellow]not used:[/] " + ", ".join(plan["ignored_answers"])
+                      + " — their questions are not on this path (e.g. the budget amount is asked only for a fixed budget)")
     return console.items
 
 

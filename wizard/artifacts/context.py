@@ -152,7 +152,7 @@ def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
         return ctx
     tp, pp = plan["tp"], plan["pp"]
     nodes = plan["nodes_per_replica"]
-    gpus_per_pod = tp if nodes > 1 else tp * pp
+    gpus_per_pod = -(-(tp * pp) // nodes)  # GPUs of one pod group = TP × PP, spread over its nodes
     budget = startup_budget_s(plan.get("cold_start"))
     weights_per_pod = plan["memory"]["per_gpu_bytes"]["weights"] * gpus_per_pod
     shm = shm_size_gib(tp, nodes)

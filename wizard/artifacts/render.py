@@ -55,8 +55,9 @@ def environment() -> Environment:
     return env
 
 
-def files_for(plan: dict[str, Any]) -> list[tuple[str, str]]:
+def files_for(plan: dict[str, Any], answers: dict[str, Any] | None = None) -> list[tuple[str, str]]:
     """(output path, template) pairs for the parts that fit the form (DESIGN.md "The starter repo")."""
+    platform = (answers or {}).get("ops_capability") == "platform"  # a gateway team on its own cluster (§6)
     out = [("README.md", "README.md.j2"), ("RATIONALE.md", "RATIONALE.md.j2")]
     form, exposure = plan["form"], plan["exposure"]
     if form == "managed_api":
@@ -72,9 +73,13 @@ def files_for(plan: dict[str, Any]) -> list[tuple[str, str]]:
     else:
         out.append(("serve/launch.sh", "serve/launch.sh.j2"))
         k8s = ["deployment.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml"]
-        if plan["replicas"] >= 2:
-            k8s += ["pdb.yaml", "hpa.yaml"]
-    if exposure == "kubernetes":
+        if plan["replicas"] > (plan.get("min_replicas") or plan["replicas"]):  # room to scale: an autoscaler
+            k8s.append("hpa.yaml")
+    if plan["replicas"] >= 2:
+        k8s.append("pdb.yaml")
+    if platform:
+        out.append(("gateway/README.md", "gateway/README.md.j2"))
+    if exposure == "kubernetes" or platform:
         out += [(f"k8s/{name}", f"k8s/{name}.j2") for name in k8s]
         out.append(("k8s/kustomization.yaml", "k8s/kustomization.yaml.j2"))
     return out
@@ -85,7 +90,7 @@ def render_repo(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, str]
     optional = ("memory", "performance", "cost", "cold_start", "quantized_option", "min_replicas", "boundary")
     plan = {**dict.fromkeys(optional), **plan}  # absent parts are None for the templates (StrictUndefined)
     ctx = build_context(plan, answers)
-    pairs = files_for(plan)
+    pairs = files_for(plan, answers)
     ctx["files"] = [path for path, _ in pairs]
     ctx["k8s_files"] = sorted(p.removeprefix("k8s/") for p, _ in pairs if p.startswith("k8s/") and not p.endswith("kustomization.yaml"))
     env = environment()

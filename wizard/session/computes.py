@@ -41,6 +41,7 @@ class Context:
         self.candidates: list[Candidate] = []  # every layout searched (alternatives quote their numbers)
         self.load: Load | None = None
         self.cold_start: ColdStart | None = None
+        self.average_sequences = 0.0  # sequences in flight on average, from the daily volume (Little's law)
         self.fp8_option: Candidate | None = None  # a cheaper plan at fp8 weights, reported beside the chosen one
         self.quick = False  # live previews skip the extra searches (fp8 option, self-hosting comparison)
         self.model_spec: ModelSpec | None = None
@@ -146,13 +147,19 @@ def plan_search(env: dict[str, Any], ctx: Context, exposure: str = "kubernetes",
         kv_cache_dtype=env.get("kv_cache_dtype", "auto"),
         gpu_memory_utilization=float(env.get("gpu_memory_utilization", 0.9)),
     )
+    if base.context_tokens > spec.max_position_embeddings:
+        raise InputError("context_tokens", base.context_tokens,
+                         f"{spec.id} allows at most {spec.max_position_embeddings:,} tokens (max_position_embeddings)")
     online = env.get("workload", "online") == "online"
     prompt, output = typical_lengths(env, ctx.extras)
     targets = Targets(env.get("ttft_p99_ms"), env.get("tpot_p99_ms")) if online else Targets(None, None)
     # Little's law for a peak request rate: a request stays about ttft + output × tpot (the targets bound it).
     seconds = ((targets.ttft_ms or 0) + output * (targets.tpot_ms or 0)) / 1000
+    # §2: the P99 peak is never below the average; when the daily volume implies more in flight, size on that.
+    average = (env.get("daily_requests") or 0) / 86400 * seconds if online else 0.0
+    ctx.average_sequences = average
     load = Load(
-        peak_sequences=peak_sequences(peak, ctx.extras.get("peak_rps"), seconds),
+        peak_sequences=max(peak_sequences(peak, ctx.extras.get("peak_rps"), seconds), average),
         workload=Workload(1, prompt, output),
         targets=targets,
         online=online,
@@ -203,11 +210,9 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
                         chosen.limit.performance.ttft_ms / 1000, a=ctx.cold_start_assumptions())
     ctx.cold_start = starts
     ramp = RAMP_SECONDS.get(load.pattern, 0.0) if online else 0.0
-    # §2 "the average instead of P99": what the daily volume or the peak rate implies at the predicted request time
-    perf = chosen.limit.performance
-    request_s = (perf.ttft_ms + output * perf.tpot_ms) / 1000
-    rates = [(env.get("daily_requests") or 0) / 86400, ctx.extras.get("peak_rps") or 0]
-    implied = max(rates) * request_s if online else 0.0
+    # §2 "the average instead of P99": the sequences the daily volume implies in flight on average, at the
+    # request time the latency targets allow (the same figure the replicas were sized on)
+    implied = ctx.average_sequences
     return {
         "fits_one_gpu": bool(singles),
         "fits_one_node": any(c.form != MULTI_NODE for c in everything),

@@ -199,6 +199,8 @@ def build_plan(session: Session) -> dict[str, Any]:
     plan["warnings"] = warnings_for(session)
     plan["path"] = path_of(session)
     plan["alternatives"] = alternatives_for(session, rec.form)
+    if session.ignored:  # answers whose questions this path never asks: not used, and said so
+        plan["ignored_answers"] = session.ignored
     plan["sections"] = rec.section
     plan["boundary"] = rec.boundary or None
     return plan

@@ -26,6 +26,7 @@ class Session:
         self.given: list[tuple[str, Any]] = []  # (var, value) in the order asked on the current path
         self.remembered: dict[str, Any] = {}  # every answer ever given: offered as the default next time
         self.context = Context(extras)
+        self.ignored: list[str] = []  # answers given whose question is not on this path (plan says so)
         self.state: WalkState = self._walk()
 
     # -- the walk
@@ -112,4 +113,5 @@ def run_answers(data: dict[str, Any], tree: Tree | None = None) -> Session:
     if session.state.current is not None:
         node = tree.nodes[session.state.current]
         raise InputError("answers", node.var if isinstance(node, Question) else node, "required: the tree has no default for it")
+    session.ignored = sorted(k for k in supplied if k not in session.state.answers)
     return session

@@ -152,7 +152,8 @@ def forced_layout(model: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: i
 
 
 def datacenter_gpus(gpus: tuple[GpuSpec, ...]) -> list[GpuSpec]:
-    """Candidates for `gpu: auto`: GeForce cards are left out (NVIDIA's GeForce driver licence excludes
-    data-centre deployment), and so are cards without a dense FLOPS figure in the catalog (no performance
-    estimate to rank them by); a user can still name either."""
-    return [g for g in gpus if "geforce" not in g.name.lower() and (g.bf16_flops or g.fp8_flops)]
+    """Candidates for `gpu: auto`: NVIDIA data-centre cards. GeForce cards are left out (NVIDIA's GeForce driver
+    licence excludes data-centre deployment), AMD and Intel cards too (the starter repo pins the CUDA image of
+    vLLM; their prices in the catalog are also undated), and cards without a dense FLOPS figure (no performance
+    estimate to rank them by). A user can still name any of them."""
+    return [g for g in gpus if g.vendor == "nvidia" and "geforce" not in g.name.lower() and (g.bf16_flops or g.fp8_flops)]

@@ -116,6 +116,8 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     if i.tp > 1:
         link = g.interconnect_bytes_s or 32e9
         latency = ALLREDUCE_LATENCY_S * (1 if g.nvlink else 2)
+        if i.tp > g.gpus_per_node:  # TP across nodes: every all-reduce crosses the network (DOMAIN §4)
+            link, latency = NETWORK_BYTES_S, ALLREDUCE_LATENCY_S * 5
         per_layer = 2 * (latency + 2 * (i.tp - 1) / i.tp * tokens * m.hidden_size * 2 / link)
         comm = per_layer * m.num_layers / i.pp
     return memory, compute, comm

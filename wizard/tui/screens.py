@@ -159,6 +159,8 @@ class SummaryScreen(Screen):
 class GenerateScreen(ModalScreen[None]):
     """Where to write the starter repo; a non-empty folder is replaced only after a confirmation."""
 
+    BINDINGS = [("escape", "dismiss", "Cancel")]
+
     def __init__(self, folder: str) -> None:
         super().__init__()
         self.folder = folder
@@ -190,18 +192,25 @@ class GenerateScreen(ModalScreen[None]):
         if message is None:
             return
         if "not empty" in message and not force:
-            app.push_screen(ConfirmScreen(f"{folder} is not empty. Replace everything in it?", "Replace"),
+            app.push_screen(ConfirmScreen(f"{folder} is not empty. Replace everything in it?", "Replace",
+                                          safe_default=True),
                             lambda yes: self._write(folder, True) if yes else None)
             return
         self.query_one("#error", Label).update(f"⚠ {message}")
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """A yes/no question."""
+    """A yes/no question. Escape answers no; a destructive question starts on the safe button."""
 
-    def __init__(self, question: str, yes: str = "Yes", no: str = "Cancel") -> None:
+    BINDINGS = [("escape", "answer_no", "Cancel")]
+
+    def __init__(self, question: str, yes: str = "Yes", no: str = "Cancel", *, safe_default: bool = False) -> None:
         super().__init__()
         self.question, self.yes, self.no = question, yes, no
+        self.safe_default = safe_default
+
+    def action_answer_no(self) -> None:
+        self.dismiss(False)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -211,7 +220,7 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(self.no, id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()
+        self.query_one("#no" if self.safe_default else "#yes", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
