@@ -10,9 +10,13 @@ import yaml
 from wizard.errors import InputError
 
 
+# libyaml's safe loader when PyYAML was built with it: the same safe subset, ~7x faster (the tree: 19 vs 131 ms)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_yaml(path: Path, field: str) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)  # noqa: S506 (a safe loader)
     except OSError as e:
         raise InputError(field, str(path), f"could not be read ({e.strerror})") from None
     except UnicodeDecodeError:
