@@ -265,7 +265,13 @@ def plan_renderables(plan: dict, path: bool = True) -> list:
     return console.items
 
 
+# The computed facts a reviewer follows in the path (the rest are in plan.json and the sections above).
+PATH_FACTS = ("params_b", "checkpoint_format", "fits_one_gpu", "fits_one_node", "layout_form", "gpu_id", "tp", "pp",
+              "replicas", "limited_by", "sixteen_bit_on_quantized")
+
+
 def path_table(plan: dict) -> Table:
+    """Every node visited with its answer (or its key computed facts) and why the walk went on as it did."""
     t = Table(title="Path through the tree", title_justify="left")
     t.add_column("node")
     t.add_column("value", overflow="fold")
@@ -273,6 +279,6 @@ def path_table(plan: dict) -> Table:
     for step in plan["path"]:
         value = step["value"]
         if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items() if v not in ("", None))
+            value = ", ".join(f"{k}={v}" for k, v in value.items() if k in PATH_FACTS)
         t.add_row(step["node"], str(value), step["why"])
     return t
