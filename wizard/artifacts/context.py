@@ -169,6 +169,8 @@ def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
         "memory_gib": ram,
         "cpu": 4 + 2 * gpus_per_pod,
         "startup_budget_s": budget,
+        "startup_margin": STARTUP_MARGIN,
+        "startup_floor_s": STARTUP_FLOOR_S,
         "startup_failure_threshold": budget // PROBE_PERIOD_S,
         "probe_period_s": PROBE_PERIOD_S,
         "engine_ready_timeout_s": budget,  # >= the startup budget (checklist item 4)
