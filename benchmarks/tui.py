@@ -6,7 +6,6 @@ and the side panel's recomputation after each answer of a walkthrough. Usage: py
 
 from __future__ import annotations
 
-import asyncio
 import os
 import statistics
 import subprocess

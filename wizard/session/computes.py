@@ -117,7 +117,8 @@ def precision_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     }
 
 
-RAMP_SECONDS = {"bursty": 60.0, "diurnal": 1800.0}  # how fast load climbs: a burst in ~1 min, a morning in ~30 min
+# How fast load climbs, by traffic pattern: an assumption (no source gives one), named as such in the warning.
+RAMP_SECONDS = {"bursty": 60.0, "diurnal": 1800.0}  # a burst in about a minute, a morning in about half an hour
 DEFAULT_OUTPUT_TOKENS = 512  # typical lengths not given: output min(512, context / 4), prompt half the context
 
 
@@ -198,7 +199,6 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     peak = int(env["peak_concurrency"])
     online = env.get("workload", "online") == "online"
     ranked, everything, load, base = plan_search(env, ctx)
-    output = load.workload.output_tokens
     forced_tp = ctx.extras.get("tp")
     chosen = ranked[0]
     ctx.candidate, ctx.candidates, ctx.load = chosen, everything, load

@@ -7,7 +7,7 @@ from typing import Any
 from wizard.errors import InputError
 from wizard.session.computes import plan_search, typical_lengths
 from wizard.session.session import Session
-from wizard.sizing.cost import managed_cost, monthly_cost, staff_cost
+from wizard.sizing.cost import DAYS_PER_MONTH, managed_cost, monthly_cost, staff_cost
 from wizard.sizing.size_json import size_json
 from wizard.tree.schema import ExposureMap, Question, Recommendation, evaluate
 from wizard.tree.text import render
@@ -101,14 +101,15 @@ def cost_json(cost) -> dict[str, Any]:
         "monthly_output_mtok": r(cost.monthly_output_mtok),
     }
     if cost.gpu_price is not None:
-        g = cost.gpu_price
-        out["gpu_price"] = {"usd_per_gpu_hour": g.usd_per_gpu_hour, "kind": g.kind, "provider": g.provider,
-                            "date": g.date, "source": g.source}
+        out["gpu_price"] = price_json(cost.gpu_price)
     if cost.managed_price is not None:
-        m = cost.managed_price
-        out["managed_price"] = {"usd_per_mtok_input": m.usd_per_mtok_input, "usd_per_mtok_output": m.usd_per_mtok_output,
-                                "provider": m.provider, "date": m.date, "source": m.source, "model_key": m.model_key}
+        out["managed_price"] = price_json(cost.managed_price)
     return out
+
+
+def price_json(price) -> dict[str, Any]:
+    """A dated price as JSON: the figure, its kind, provider, date and source (which GPU/model is implied)."""
+    return {k: v for k, v in price._asdict().items() if k not in ("gpu", "model")}
 
 
 def managed_plan_cost(session: Session) -> dict[str, Any]:
@@ -125,12 +126,10 @@ def managed_plan_cost(session: Session) -> dict[str, Any]:
         "usd_per_mtok": None, "managed_usd_month": None if managed is None else round(managed, 2),
     }
     if price is not None:
-        out["managed_price"] = {"usd_per_mtok_input": price.usd_per_mtok_input, "usd_per_mtok_output": price.usd_per_mtok_output,
-                                "provider": price.provider, "date": price.date, "source": price.source,
-                                "model_key": price.model_key}
+        out["managed_price"] = price_json(price)
         daily = env.get("daily_requests")
         if daily:
-            out["usd_per_mtok"] = round((managed + staff) / (daily * int(output) * 30.4 / 1e6), 2)
+            out["usd_per_mtok"] = round((managed + staff) / (daily * output * DAYS_PER_MONTH / 1e6), 2)
     # What self-hosting the same load would cost: the cheapest layout of the search, run by a basic team (§8, §12).
     if session.context.quick:
         return out
