@@ -239,11 +239,17 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from wizard.sources.catalog import model_entries
+    from wizard.sizing.engine import unserved_reason
+    from wizard.sources.catalog import entry_architecture, model_entries
 
     entries = model_entries()
     if args.json:
-        print(json.dumps([{"id": e.id, "family": e.family, "aliases": list(e.aliases), "source": e.source} for e in entries], indent=2))
+        rows = []
+        for e in entries:
+            arch = entry_architecture(e)
+            rows.append({"id": e.id, "family": e.family, "aliases": list(e.aliases), "source": e.source,
+                         "architecture": arch, "unserved": unserved_reason(arch) or None})
+        print(json.dumps(rows, indent=2))
         return EXIT_OK
     from wizard.report import print_models
 

@@ -93,11 +93,16 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None
 
 
 def print_models(entries: Iterable) -> None:
+    from wizard.sizing.engine import unserved_reason
+    from wizard.sources.catalog import entry_architecture
+
     t = Table(title="Bundled model catalog (offline)")
     for col in ("id", "family", "source"):
         t.add_column(col, overflow="fold")
     for e in entries:
-        t.add_row(e.id, e.family, e.source + (f" — {e.note}" if e.note else ""))
+        unserved = unserved_reason(entry_architecture(e))
+        t.add_row(e.id, e.family, (f"[bold]{unserved}[/bold] — " if unserved else "") + e.source
+                  + (f" — {e.note}" if e.note else ""))
     Console().print(t)
 
 

@@ -10,6 +10,7 @@ import re
 from typing import Any, Callable
 
 from wizard.errors import InputError
+from wizard.sizing.engine import unserved_reason
 from wizard.sizing.fit import SizeInputs, size
 from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
@@ -88,6 +89,10 @@ def name_params_b(model_id: str) -> tuple[float, str]:
 def model_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """§2: parameter count from the config (not the name), the checkpoint's format against the asked precision."""
     spec = ctx.model(env["model"])
+    unserved = unserved_reason(spec.architecture)
+    if unserved:  # vLLM refuses it at start-up: no launch script of ours could run it
+        raise InputError("model", env["model"], "a model the target engine serves",
+                         hint=f"{unserved}; choose another model, or pin that older vLLM outside this wizard")
     params = count_params(spec)
     params_b = float(f"{params.total / 1e9:.4g}")  # billions, 4 significant digits (0.596, 8.03, 671.0)
     guess, text = name_params_b(spec.id)

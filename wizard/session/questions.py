@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.sources.catalog import gpu_catalog, model_entries
+from wizard.sizing.engine import unserved_reason
+from wizard.sources.catalog import entry_architecture, gpu_catalog, model_entries
 from wizard.tree.schema import Choice, Question
 
 
@@ -15,7 +16,9 @@ def choices_for(q: Question) -> list[Choice]:
         auto = Choice(value="auto", label="auto — the planner chooses (simplest form, then the cheapest)")
         return [auto] + [Choice(value=g.id, label=f"{g.id} — {g.name}") for g in gpu_catalog()]
     if q.choices_from == "model_catalog":
-        return [Choice(value=e.id, label=f"{e.id} ({e.family})") for e in model_entries()]
+        # Only what the target engine serves: a model vLLM refuses at start-up cannot become a plan.
+        return [Choice(value=e.id, label=f"{e.id} ({e.family})") for e in model_entries()
+                if not unserved_reason(entry_architecture(e))]
     return list(q.choices)
 
 

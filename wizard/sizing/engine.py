@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+from pathlib import Path
+
 from wizard.specs import GpuSpec
 
 VLLM_VERSION = "0.33.0"  # one pinned target: flags are checked against it, images are tagged with it
@@ -20,3 +24,24 @@ def default_max_num_seqs(gpu: GpuSpec) -> int:
     """`vllm serve` default max_num_seqs: 1024 on the same large GPUs, else 256 (same source)."""
     large = gpu.memory_reported_bytes >= 70 * GIB and "a100" not in gpu.id
     return 1024 if large else 256
+
+
+REMOVED_ARCHITECTURES = Path(__file__).parent / "data" / "vllm-removed-architectures.json"
+
+
+@lru_cache(maxsize=1)
+def _removed() -> dict:
+    return json.loads(REMOVED_ARCHITECTURES.read_text(encoding="utf-8"))
+
+
+def unserved_reason(architecture: str) -> str:
+    """Why vLLM VLLM_VERSION refuses this config.json architecture at start-up ('' when it is not known to).
+
+    From vLLM's own `_PREVIOUSLY_SUPPORTED_MODELS` table (data/vllm-removed-architectures.json, sources there).
+    """
+    data = _removed()
+    entry = data["removed"].get(architecture)
+    if entry is None:
+        return ""
+    return (f"vLLM {VLLM_VERSION} no longer serves {architecture}: its model registry lists it as served "
+            f"until v{entry['last']}")

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
-from wizard.sizing.engine import BLOCK_SIZE, default_max_num_batched_tokens
+from wizard.sizing.engine import BLOCK_SIZE, default_max_num_batched_tokens, unserved_reason
 from wizard.sizing.kv_cache import KvShape, kv_stages
 from wizard.sizing.layout import check_layout
 from wizard.sizing.params import ParamCount, count_params
@@ -113,6 +113,9 @@ def check_engine_limits(model: ModelSpec, inputs: SizeInputs) -> None:
 def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFormat) -> tuple[str, ...]:
     """Caveats a reviewer needs beside the numbers (each names its rule)."""
     notes = list(model.notes)
+    unserved = unserved_reason(model.architecture)
+    if unserved:
+        notes.append(unserved + ": the wizard cannot plan it; these figures are memory arithmetic only")
     params = count_params(model)
     if params.exact and params.computed_total and abs(params.total - params.computed_total) > 0.02 * params.computed_total:
         notes.append(f"{params.source} hold {params.total:,} parameters, the config arithmetic {params.computed_total:,} "

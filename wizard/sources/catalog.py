@@ -54,6 +54,13 @@ def model_entries() -> tuple[CatalogEntry, ...]:
     )
 
 
+@lru_cache(maxsize=None)
+def entry_architecture(entry: CatalogEntry) -> str:
+    """The entry's config.json `architectures[0]` (what an engine looks up in its model registry)."""
+    config = json.loads((DATA / "models" / "configs" / entry.config).read_text(encoding="utf-8"))
+    return (config.get("architectures") or ["unknown"])[0]
+
+
 def find_entry(model_id: str) -> CatalogEntry | None:
     """The entry whose id or alias matches case-insensitively (Hub ids are case-insensitive)."""
     key = model_id.strip().lower()
