@@ -200,17 +200,26 @@ def test_quit_asks_first():
 
 
 def test_usable_at_80_by_24():
+    # Every question of the default walk, long choice lists included (22 GPUs, 6 precisions): Back and Next stay
+    # on screen above the footer, and the side panel keeps a readable width.
     async def run():
         app = WizardApp(resume=False, cursor_blink=False)
+        seen = []
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            region = app.screen.query_one("#next").region
-            panel = app.screen.query_one("#panel").region
-            return region, panel
+            while app.session.question is not None:
+                q = app.session.question
+                seen.append((q.var, app.screen.query_one("#back").region, app.screen.query_one("#next").region,
+                             app.screen.query_one("#panel").region))
+                await answer(pilot, app, app.session.default_for(q))
+        return seen
 
-    next_button, panel = asyncio.run(run())
-    assert next_button.bottom <= 23 and next_button.right <= 80  # the Next button is on screen, above the footer
-    assert panel.width >= 30
+    seen = asyncio.run(run())
+    assert {"model", "weight_precision", "gpu"} <= {var for var, *_ in seen}
+    for var, back, next_button, panel in seen:
+        for button in (back, next_button):
+            assert button.y >= 1 and button.bottom <= 23 and button.right <= 80, (var, button)  # above the footer
+        assert panel.width >= 30, var
 
 
 def test_no_terminal_is_one_line_and_exit_2():

@@ -43,12 +43,14 @@ class QuestionScreen(Screen):
         q = self.question
         yield Header()
         with Horizontal(id="body"):
-            with VerticalScroll(id="question"):
-                yield Static(f"Question {self.step} · {q.section} · F1 help", id="step")
-                yield Static(q.prompt, id="prompt")
-                yield Static(q.help, id="help")
-                yield from self._input()
-                yield Static("", id="error")
+            # The question scrolls; Back and Next stay on screen below it, however long the choice list.
+            with Vertical(id="question-column"):
+                with VerticalScroll(id="question"):
+                    yield Static(f"Question {self.step} · {q.section} · F1 help", id="step")
+                    yield Static(q.prompt, id="prompt")
+                    yield Static(q.help, id="help")
+                    yield from self._input()
+                    yield Static("", id="error")
                 with Horizontal(id="buttons"):
                     yield Button("← Back", id="back", disabled=self.step == 1)
                     yield Button("Next →", id="next", variant="primary")
