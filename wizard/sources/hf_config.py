@@ -102,7 +102,13 @@ def parse_config(
     vision_params = 0
     if text is not None:
         vision = top.sub("vision_config")
-        if vision is not None:
+        if vision is not None and vision.str("model_type", "") == "mllama_vision_model":
+            vision_params = _mllama_vision_params(vision, text)
+            notes.append(
+                f"multimodal: vision tower and projector {vision_params:,} parameters, counted with transformers' "
+                "MllamaVisionModel shapes (weights only; the image encoder's activations are not modelled)"
+            )
+        elif vision is not None:
             vision_params = _vision_params(vision, text)
             notes.append(
                 f"multimodal: vision tower and projector ~{vision_params / 1e6:.0f} M parameters, "
@@ -142,7 +148,12 @@ def parse_config(
 
     if lm.has("num_nextn_predict_layers") and lm.int("num_nextn_predict_layers", minimum=0):
         notes.append("multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding")
+    cross_layers: tuple[int, ...] = ()
     if lm.has("cross_attention_layers"):
+        raw_cross = lm.data.get("cross_attention_layers")
+        if not isinstance(raw_cross, list) or not all(isinstance(i, int) and 0 <= i < layers for i in raw_cross):
+            raise InputError(f"{lm.where}.cross_attention_layers", raw_cross, f"expected layer indices below {layers}")
+        cross_layers = tuple(raw_cross)
         notes.append("cross-attention layers are counted as self-attention layers (weights and KV per token), "
                      "as vLLM V0 allocated them")
     mla = _mla(lm) if lm.has("kv_lora_rank") else None
@@ -193,6 +204,9 @@ def parse_config(
         moe=moe,
         linear=linear,
         vision_params=vision_params,
+        cross_attention_layers=cross_layers,
+        # transformers' MllamaTextModel (and vLLM's) embed vocab_size + 8 rows: room for the image tokens
+        extra_embedding_rows=8 if lm_type == "mllama_text_model" else 0,
         quant=quant,
         notes=tuple(notes),
     )
@@ -322,6 +336,32 @@ def _vision_params(vision: ConfigReader, text: ConfigReader) -> int:
     embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
     projector = h * text.int("hidden_size") + 2 * h
     return n * per_layer + embeddings + 2 * h + projector
+
+
+def _mllama_vision_params(vision: ConfigReader, text: ConfigReader) -> int:
+    """Llama 3.2 Vision's tower and projector, shape by shape as transformers' MllamaVisionModel builds them.
+
+    A local encoder (num_hidden_layers) and a gated global encoder (num_global_layers, two scalar gates each);
+    learned per-tile position embeddings for every aspect ratio id (len(supported_aspect_ratios) + 1) — the part
+    a plain ViT estimate misses (~74 M for 11B); the projector maps vision_output_dim to the text hidden size.
+    Checked against Llama-3.2-11B-Vision's 10,670,220,835 parameters (tests/test_params.py).
+    """
+    h = vision.int("hidden_size")
+    inter = vision.int("intermediate_size")
+    patch = vision.int("patch_size", 14)
+    patches = (vision.int("image_size", 448) // patch) ** 2 + 1  # plus the class token
+    tiles = vision.int("max_num_tiles", 4)
+    ratios = len(vision.data.get("supported_aspect_ratios") or [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]) + 1
+    layer = 4 * h * h + (h * inter + inter) + (inter * h + h) + 2 * 2 * h  # q,k,v,o (no bias), fc1, fc2, 2 LayerNorms
+    local = vision.int("num_hidden_layers") * layer
+    global_ = vision.int("num_global_layers", 8) * (layer + 2)
+    embeddings = (vision.int("num_channels", 3) * patch * patch * h  # patch conv, no bias
+                  + h  # class embedding
+                  + 1 + patches * h + ratios * tiles * patches * h  # gated position + tile-position embeddings
+                  + 2 * (ratios * tiles * h + 1)  # pre- and post-tile aspect-ratio embeddings, gated
+                  + 2 * 2 * h)  # layernorm_pre, layernorm_post
+    projector = vision.int("vision_output_dim", 7680) * text.int("hidden_size") + text.int("hidden_size")
+    return local + global_ + embeddings + projector
 
 
 def _quant(qc: ConfigReader | None, hf_quant: dict[str, Any] | None, notes: list[str]) -> QuantSpec | None:

@@ -99,6 +99,8 @@ class ModelSpec(NamedTuple):
     moe: MoeSpec | None = None
     linear: LinearAttentionSpec | None = None
     vision_params: int = 0  # multimodal towers and projectors: weights in memory, no compute per text token
+    cross_attention_layers: tuple[int, ...] = ()  # mllama: layers attending to image states (q/k norms, 2 gates)
+    extra_embedding_rows: int = 0  # mllama: embed_tokens has vocab_size + 8 rows (image tokens)
     quant: QuantSpec | None = None
     exact: ExactWeights | None = None
     notes: tuple[str, ...] = ()  # caveats shown with every figure (generic estimate, sibling config)
