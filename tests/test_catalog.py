@@ -51,6 +51,30 @@ def test_config_files_are_verbatim_json():
         json.loads((DATA / "models" / "configs" / e.config).read_text())
 
 
+def test_configs_with_a_published_digest_still_hash_to_it():
+    # Entries whose source states "SHA-256 <hex>" are byte-identical to the Hub file; a reformat would break that.
+    import hashlib
+    import re
+
+    checked = 0
+    for e in ENTRIES:
+        m = re.search(r"(\d[\d,]*) bytes, SHA-256 ([0-9a-f]{64})", e.source)
+        if m is None:
+            continue
+        data = (DATA / "models" / "configs" / e.config).read_bytes()
+        assert len(data) == int(m.group(1).replace(",", "")), e.id
+        assert hashlib.sha256(data).hexdigest() == m.group(2), e.id
+        checked += 1
+    assert checked >= 4  # Qwen2.5-7B-Instruct-AWQ, Qwen2.5-0.5B, Qwen2.5-1.5B, Mixtral-8x22B-Instruct-v0.1
+
+
+def test_mixtral_8x22b_instruct_config_arithmetic_is_its_safetensors_count():
+    # vocab 32768 (not the base's 32000): the config's count must equal the stated safetensors count by itself.
+    e = find_entry("mistralai/Mixtral-8x22B-Instruct-v0.1")
+    spec = load_catalog_model(e)
+    assert count_params(spec._replace(exact=None)).total == e.params == 140_630_071_296
+
+
 def test_gpu_catalog_validates_against_the_spec():
     raw = json.loads((DATA / "gpus.json").read_text())["gpus"]
     adapter = TypeAdapter(GpuSpec)

@@ -127,8 +127,9 @@ def test_kv019_weights_kv_per_token_and_budget_rule():
     """kv-019 (Llama-3.2-11B-Vision, V0, enforce-eager, 128 sequences × 65,536 tokens) in the parts that can be
     checked. Its 36.63 GiB activation peak is the V0 image encoder's profile over 128 dummy 4-tile images, which
     the core does not model: read literally, that version's mllama.py keeps tensors worth 39–61 GiB alive at once,
-    more than the log shows, so no honest formula reproduces the row yet — and vLLM 0.33 no longer serves this
-    architecture (test_engine_support.py). What is checked: the weights, the V0 KV bytes per token (all 40 layers,
+    more than the log shows, and the measured peak of this model depends on when Python's garbage collector runs
+    during the profile (vLLM PR #9352: 83.5 GB at max_num_seqs 69, 50.6 GB at 70, on an A100) — so no honest
+    formula reproduces the row, and vLLM 0.33 no longer serves this architecture (test_engine_support.py). What is checked: the weights, the V0 KV bytes per token (all 40 layers,
     cross-attention ones included), and the budget rule — capacity = usable − weights − non-torch − activation,
     whole 16-token blocks — fed the logged activation and non-torch figures."""
     row = ROWS["kv-019"]

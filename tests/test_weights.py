@@ -236,3 +236,22 @@ def test_moe_tp_splits_experts():
     replicated = 2 * (32 * (8 * 4096 + 2 * 4096) + 4096)
     assert weight_bytes(m, "auto").total == total
     assert weight_bytes(m, "auto", tp=2).per_gpu == (total - replicated) // 2 + replicated
+
+
+def test_official_qwen2_5_7b_awq_is_the_checkpoint_to_the_byte():
+    # Qwen/Qwen2.5-7B-Instruct-AWQ (catalog; bits 4, group_size 128, zero_point, GEMM). AutoAWQ stores per linear
+    # (in -> out): qweight int32 [in, out/8], qzeros int32 [in/128, out/8], scales fp16 [in/128, out].
+    # Qwen2.5-7B: hidden 3584, 4 KV heads × 128, intermediate 18944, 28 layers, vocab 152064, untied.
+    linears = [(3584, 3584), (3584, 512), (3584, 512), (3584, 3584), (3584, 18944), (3584, 18944), (18944, 3584)]
+    int32 = 28 * sum(i * o // 8 + (i // 128) * (o // 8) for i, o in linears)
+    fp16 = (28 * sum((i // 128) * o for i, o in linears)  # scales
+            + 28 * (3584 + 512 + 512)  # q/k/v biases
+            + 28 * 2 * 3584 + 3584  # norms
+            + 2 * 152064 * 3584)  # embed_tokens, lm_head
+    # The checkpoint's safetensors headers ("stored" element counts of the Hub API, recorded in GitHub
+    # Khaeldur/overflowml tests/test_inspect.py @ eff69efefa8f61b6e67b70ba76b70ccaba99edf9, AWQ_7B):
+    assert (int32, fp16) == (822_033_408, 1_141_306_880)
+    from wizard.sources.catalog import find_entry, load_catalog_model
+
+    w = weight_bytes(load_catalog_model(find_entry("Qwen/Qwen2.5-7B-Instruct-AWQ")), "auto")
+    assert w.per_gpu == 4 * int32 + 2 * fp16 == 5_570_747_392
