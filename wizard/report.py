@@ -61,7 +61,9 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None
         f"{a.peak:,}",
         gib(a.peak),
         f"max(forward {a.tokens:,} batched tokens = {gib(a.forward)}, sampler {a.sequences} seqs × "
-        f"{m.vocab_size:,} vocab × {a.bytes_per_logit} B = {gib(a.sampler)})",
+        f"{m.vocab_size:,} vocab × {a.bytes_per_logit} B = {gib(a.sampler)})"
+        + (f" + {a.encoder_items} images' embeddings held = {gib(a.encoder_outputs)}; or the image encoder over "
+           f"{a.encoder_items} dummy images = {gib(a.encoder)}, whichever is larger" if a.encoder_items else ""),
     )
     t.add_row(
         "reserve",

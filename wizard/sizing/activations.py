@@ -13,30 +13,41 @@ budget rule"). Calibrated on shared/reference/vllm-kv-logs-dev.yaml (copied to t
 - The V1 engine (the target, vLLM 0.33) samples lighter: a v0.26 start-up log of Qwen2.5-7B-AWQ on an RTX 4080
   (2,048 batched tokens, forward 0.33 GiB, 256 sequences) shows a 1.04 GiB peak = 256 × 152,064 × 28.7 B
   (notes/research-vllm-memory.md, table row 1).
+- Image models (V1): before the text pass vLLM encodes a batch of maximum-size dummy images and keeps their
+  embeddings in the encoder cache until the profile ends (vllm/v1/worker/gpu_model_runner.py profile_run and
+  Model Runner V2's encoder_runner.py; item count from vllm/multimodal/encoder_budget.py). The peak is the
+  larger of the encoder pass and the text/sampler pass plus the held embeddings. Modelled for towers with a
+  fixed image size (gemma-3's SigLIP); derived from that code, not yet checked against a log that shows the
+  encoder's share separately (notes/research-vllm-memory.md §5).
 """
 
 
 from typing import NamedTuple
 
-from wizard.specs import ModelSpec
+from wizard.specs import ModelSpec, VisionEncoderSpec
 
 ACT_BYTES = 2  # activations are 16-bit whatever the weight format
 # Bytes per logit of the profile's sampler pass, by engine generation (see module docstring).
 SAMPLER_BYTES_PER_LOGIT = {"v0": 41, "v1": 29}
+DEFAULT_MM_LIMIT = 999  # --limit-mm-per-prompt default per modality (vLLM 0.33.0)
 
 
 class ActivationPeak(NamedTuple):
-    """Bytes per GPU: the forward pass, the sampler pass, and the peak (the larger)."""
+    """Bytes per GPU: the forward pass, the sampler pass, the image encoder's pass, and the peak."""
 
     forward: int
     sampler: int
     tokens: int  # max_num_batched_tokens profiled
     sequences: int  # max_num_seqs profiled
     bytes_per_logit: int
+    encoder: int = 0  # the image encoder over `encoder_items` dummy images (0: no modelled encoder)
+    encoder_items: int = 0
+    encoder_outputs: int = 0  # their embeddings, kept in the encoder cache through the text and sampler passes
 
     @property
     def peak(self) -> int:
-        return max(self.forward, self.sampler)
+        # The encoder runs first and frees its temporaries; its outputs stay while the text passes run.
+        return max(self.encoder, max(self.forward, self.sampler) + self.encoder_outputs)
 
 
 def forward_bytes_per_token(m: ModelSpec, tp: int) -> int:
@@ -55,10 +66,44 @@ def forward_bytes_per_token(m: ModelSpec, tp: int) -> int:
     return ACT_BYTES * (max(mlp, attn) + 3 * h)
 
 
+def encoder_items(v: VisionEncoderSpec, max_num_batched_tokens: int, max_num_seqs: int, max_model_len: int) -> int:
+    """Dummy images vLLM's V1 profile encodes at once (vllm/multimodal/encoder_budget.py, _get_max_items).
+
+    budget = max(max_num_batched_tokens, tokens per image) (the encoder compute budget and cache size default to
+    it; neither is a `vllm serve` flag in 0.33.0); items = min(budget // tokens per image, max_num_seqs × images
+    one prompt can hold (min(999, max_model_len // tokens per image), at least 1)), at least 1.
+    """
+    per_item = v.tokens_per_item
+    budget = max(max_num_batched_tokens, per_item)
+    per_prompt = max(1, min(DEFAULT_MM_LIMIT, max_model_len // per_item))
+    return max(1, min(budget // per_item, max_num_seqs * per_prompt))
+
+
+def encoder_bytes_per_item(v: VisionEncoderSpec, tp: int) -> int:
+    """Live bytes per dummy image at the encoder's widest point, per TP rank (vLLM siglip.py, bf16).
+
+    MLP phase: the pixels, 3 hidden states (the patch embeddings kept for the whole pass, the residual, the
+    layer-norm output) and fc1's output with its GELU (2 × intermediate / TP). Attention phase: the pixels,
+    4 hidden states and q, k, v, the output and their contiguous copies (7 × hidden / TP); flash or
+    memory-efficient attention keeps no S² score matrix. The larger phase is the peak.
+    """
+    s, h = v.patches_per_item, v.hidden_size
+    mlp = 3 * s * h + 2 * s * v.intermediate_size // tp
+    attention = 4 * s * h + 7 * s * h // tp
+    return ACT_BYTES * (v.pixels_per_item + max(mlp, attention))
+
+
 def activation_peak(m: ModelSpec, tp: int, max_num_batched_tokens: int, max_num_seqs: int,
-                    engine: str = "v1") -> ActivationPeak:
+                    engine: str = "v1", max_model_len: int = 0) -> ActivationPeak:
     """Peak activation bytes per GPU of vLLM's profile run for these scheduler limits."""
     forward = max_num_batched_tokens * forward_bytes_per_token(m, tp)
     sampler = max_num_seqs * m.vocab_size * SAMPLER_BYTES_PER_LOGIT[engine]
+    encoder = items = outputs = 0
+    v = m.vision_encoder
+    if v is not None and engine == "v1":  # the V1 engine profiles the image encoder before the text pass
+        items = encoder_items(v, max_num_batched_tokens, max_num_seqs, max_model_len or m.max_position_embeddings)
+        encoder = items * encoder_bytes_per_item(v, tp)
+        outputs = items * v.tokens_per_item * m.hidden_size * ACT_BYTES
     return ActivationPeak(forward=forward, sampler=sampler, tokens=max_num_batched_tokens, sequences=max_num_seqs,
-                          bytes_per_logit=SAMPLER_BYTES_PER_LOGIT[engine])
+                          bytes_per_logit=SAMPLER_BYTES_PER_LOGIT[engine], encoder=encoder, encoder_items=items,
+                          encoder_outputs=outputs)

@@ -135,6 +135,17 @@ def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFo
     return tuple(notes)
 
 
+def encoder_notes(act: ActivationPeak) -> tuple[str, ...]:
+    """The image encoder's share of the start-up profile, when the model has one the core models."""
+    if not act.encoder_items:
+        return ()
+    gib = 2**30
+    return (f"image encoder profile (vLLM V1): {act.encoder_items} dummy images at once = {act.encoder / gib:.2f} GiB "
+            f"at its peak, then {act.encoder_outputs / gib:.2f} GiB of their embeddings held through the text pass; "
+            "the activation figure is the larger of the two phases. Serving text only? --limit-mm-per-prompt "
+            "'{\"image\": 0}' skips it",)
+
+
 def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     """Size one layout of one model on one GPU type. Raises InputError for inputs or layouts an engine rejects."""
     validate_inputs(inputs)
@@ -146,7 +157,7 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     weights = weight_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp)
     batched = inputs.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
-    act = activation_peak(model, inputs.tp, batched, seqs, inputs.engine)
+    act = activation_peak(model, inputs.tp, batched, seqs, inputs.engine, inputs.context_tokens)
     # V1 budgets the CUDA graph pool since vLLM 0.21; V0 captured graphs after sizing the cache.
     reserve = framework_reserve(inputs.tp, inputs.pp, inputs.engine == "v1" and not inputs.enforce_eager)
     usable = int(gpu.memory_reported_bytes * inputs.gpu_memory_utilization)
@@ -177,5 +188,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         reserve=reserve,
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
-        notes=size_notes(model, gpu, inputs, fmt),
+        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act),
     )

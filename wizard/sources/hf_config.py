@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.specs import FULL, LINEAR, SLIDING, LinearAttentionSpec, MlaSpec, ModelSpec, MoeSpec, QuantSpec
+from wizard.specs import FULL, LINEAR, SLIDING, LinearAttentionSpec, MlaSpec, ModelSpec, MoeSpec, QuantSpec, VisionEncoderSpec
 
 # model_type values this parser knows by name; others fall back to the labelled generic estimate.
 KNOWN_TYPES = {
@@ -100,6 +100,7 @@ def parse_config(
     # Multimodal checkpoints keep the language model in text_config and the towers beside it.
     text = top.sub("text_config") or top.sub("language_config")
     vision_params = 0
+    encoder = None
     if text is not None:
         vision = top.sub("vision_config")
         if vision is not None and vision.str("model_type", "") == "mllama_vision_model":
@@ -110,9 +111,13 @@ def parse_config(
             )
         elif vision is not None:
             vision_params = _vision_params(vision, text)
+            encoder = _siglip_encoder(vision, top)
             notes.append(
                 f"multimodal: vision tower and projector ~{vision_params / 1e6:.0f} M parameters, "
-                "estimated from vision_config as a ViT (weights only; no per-token compute)"
+                "estimated from vision_config as a ViT"
+                + ("; the image encoder's start-up profile is modelled (activations)" if encoder else
+                   " (weights only; the image encoder's start-up profile is not modelled: vLLM's KV cache will be "
+                   "smaller than shown by that peak)")
             )
         lm_type = text.str("model_type", model_type)
         filled = sorted(k for k in CLASS_DEFAULTS.get(lm_type, {}) if text.data.get(k) is None)
@@ -204,6 +209,7 @@ def parse_config(
         moe=moe,
         linear=linear,
         vision_params=vision_params,
+        vision_encoder=encoder,
         cross_attention_layers=cross_layers,
         # transformers' MllamaTextModel (and vLLM's) embed vocab_size + 8 rows: room for the image tokens
         extra_embedding_rows=8 if lm_type == "mllama_text_model" else 0,
@@ -336,6 +342,24 @@ def _vision_params(vision: ConfigReader, text: ConfigReader) -> int:
     embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
     projector = h * text.int("hidden_size") + 2 * h
     return n * per_layer + embeddings + 2 * h + projector
+
+
+def _siglip_encoder(vision: ConfigReader, top: ConfigReader) -> VisionEncoderSpec | None:
+    """Gemma 3's SigLIP tower: fixed image_size tiles of patch_size patches, mm_tokens_per_image embeddings each.
+
+    Other towers (dynamic resolution, video, tiles) have no fixed item size here: None, and a note says so.
+    """
+    if vision.str("model_type", "") != "siglip_vision_model" or not top.has("mm_tokens_per_image"):
+        return None
+    image, patch = vision.int("image_size"), vision.int("patch_size")
+    return VisionEncoderSpec(
+        hidden_size=vision.int("hidden_size"),
+        intermediate_size=vision.int("intermediate_size"),
+        patches_per_item=(image // patch) ** 2,
+        pixels_per_item=vision.int("num_channels", 3) * image * image,
+        tokens_per_item=top.int("mm_tokens_per_image"),
+        source="vision_config image_size, patch_size, hidden_size, intermediate_size; mm_tokens_per_image",
+    )
 
 
 def _mllama_vision_params(vision: ConfigReader, text: ConfigReader) -> int:

@@ -12,6 +12,7 @@ from wizard.specs.model import (
     ModelSpec,
     MoeSpec,
     QuantSpec,
+    VisionEncoderSpec,
 )
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "ModelSpec",
     "MoeSpec",
     "QuantSpec",
+    "VisionEncoderSpec",
 ]

@@ -48,6 +48,17 @@ class LinearAttentionSpec(NamedTuple):
     source: str  # formula used, for the rationale
 
 
+class VisionEncoderSpec(NamedTuple):
+    """An image encoder with fixed-size inputs, as vLLM's start-up profile runs it (units: elements, tokens)."""
+
+    hidden_size: int
+    intermediate_size: int  # MLP width (fc1 output); two-matrix GELU MLP
+    patches_per_item: int  # sequence length inside the encoder for one image (e.g. (896 / 14)² = 4096)
+    pixels_per_item: int  # channels × height × width of the preprocessed image
+    tokens_per_item: int  # embeddings the image becomes in the language model (mm_tokens_per_image)
+    source: str  # which config keys gave these numbers
+
+
 class QuantSpec(NamedTuple):
     """How the checkpoint itself is quantized (quantization_config / hf_quant_config.json)."""
 
@@ -99,6 +110,7 @@ class ModelSpec(NamedTuple):
     moe: MoeSpec | None = None
     linear: LinearAttentionSpec | None = None
     vision_params: int = 0  # multimodal towers and projectors: weights in memory, no compute per text token
+    vision_encoder: VisionEncoderSpec | None = None  # known image encoders: their start-up profile is modelled
     cross_attention_layers: tuple[int, ...] = ()  # mllama: layers attending to image states (q/k norms, 2 gates)
     extra_embedding_rows: int = 0  # mllama: embed_tokens has vocab_size + 8 rows (image tokens)
     quant: QuantSpec | None = None
