@@ -73,3 +73,17 @@ def spec(name: str, *, quant_config_file: str | None = None) -> ModelSpec:
     """ModelSpec of one stored config; `quant_config_file` adds a ModelOpt hf_quant_config.json."""
     quant = load(quant_config_file) if quant_config_file else None
     return from_dict(load(name), model_id=name.removesuffix(".json").replace("__", "/"), quant_config=quant)
+
+
+def llama_3_2_11b_vision() -> dict:
+    """No verbatim Hub config.json of Llama-3.2-11B-Vision could be sourced. Its text model is transformers'
+    MllamaTextConfig with its defaults ("a similar configuration to that of the Mllama-11B, e.g.
+    meta-llama/Llama-3.2-11B-Vision", configuration_mllama.py): hidden 4096, intermediate 14336, 40 layers,
+    32 heads, cross-attention layers [3, 8, ..., 38]; its vision_config equals the 90B's (both checkpoints share
+    the tower: 560-px tiles, danbev/learning-ai notes on the 11B checkpoint). So: the real 90B config with the
+    text model's five size keys set to those defaults. test_params.py shows it counts the checkpoint's exact
+    10,670,220,835 parameters."""
+    config = load("meta-llama__Llama-3.2-90B-Vision-Instruct")
+    config["text_config"].update(hidden_size=4096, intermediate_size=14336, num_hidden_layers=40,
+                                 num_attention_heads=32, cross_attention_layers=[3, 8, 13, 18, 23, 28, 33, 38])
+    return config

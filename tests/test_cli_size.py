@@ -101,6 +101,24 @@ def test_broken_config_json_is_one_clear_line(tmp_path):
     assert_one_line_error(r, "config.json", "not valid JSON")
 
 
+def test_brackets_in_a_folder_name_are_printed_not_parsed(tmp_path):
+    # rich reads "[...]" as markup: a folder named like a closing tag used to end in a MarkupError traceback.
+    folder = tmp_path / "llama[/]8b[bold]"  # the "/" makes a subfolder "llama[" holding "]8b[bold]"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+        "max_position_embeddings": 131072}))
+    r = run_cli("size", str(folder), "--gpu", "h100-sxm-80gb")
+    assert r.code == 0, r.err
+    assert "Traceback" not in r.err and "llama[/]8b[bold]" in r.out
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(json.dumps({"model": str(folder)}))
+    plan = run_cli("plan", "--answers", str(answers))
+    assert plan.code == 0, plan.err
+    assert "llama[/]8b[bold]" in plan.out
+
+
 def test_config_missing_a_key_names_the_key(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 4096, "vocab_size": 32000}))
     r = run_cli("size", str(tmp_path))

@@ -1,8 +1,10 @@
-"""Architectures vLLM 0.33.0 no longer serves: the wizard refuses to plan them, `size` and `models` say so.
+"""Architectures vLLM 0.33.0 has no native implementation of: the wizard refuses to plan them, `size` and
+`models` say so.
 
 vLLM's registry (vllm/model_executor/models/registry.py, `_PREVIOUSLY_SUPPORTED_MODELS`) lists
 MllamaForConditionalGeneration (Llama 3.2 Vision) as served until v0.10.2: encoder-decoder models went with the
-V0 engine. A plan for it would write a launch script that fails at start-up.
+V0 engine. Most such architectures are refused at start-up (Baichuan since 0.24, via PR #46362); Mllama is one of
+the few vLLM then tries through its Transformers backend (PR #53608) — unverified, and not what the wizard sizes.
 """
 
 from __future__ import annotations
@@ -23,9 +25,15 @@ VISION_90B = "meta-llama/Llama-3.2-90B-Vision-Instruct"
 
 def test_mllama_is_named_with_its_last_vllm_version():
     reason = unserved_reason("MllamaForConditionalGeneration")
-    assert VLLM_VERSION in reason and "v0.10.2" in reason
+    assert VLLM_VERSION in reason and "v0.10.2" in reason and "Transformers modelling backend" in reason
     assert unserved_reason("LlamaForCausalLM") == ""
     assert unserved_reason("Qwen3MoeForCausalLM") == ""
+
+
+def test_refused_fallback_and_plugin_architectures_say_which():
+    assert unserved_reason("BaichuanForCausalLM").endswith("until v0.23.0) and refuses it at start-up")
+    assert "until v0.28.0" in unserved_reason("MPTForCausalLM")
+    assert "bart-plugin" in unserved_reason("BartForConditionalGeneration")
 
 
 def test_every_removed_architecture_names_a_known_source():
@@ -79,7 +87,7 @@ def test_size_still_answers_with_the_caveat():
     r = run_cli("size", VISION_90B, "--gpu", "h100-sxm-80gb", "--tp", "4", "--json")
     assert r.code == 0, r.err
     notes = r.json()["notes"]
-    assert any("no longer serves MllamaForConditionalGeneration" in n and "v0.10.2" in n for n in notes), notes
+    assert any("no native MllamaForConditionalGeneration" in n and "v0.10.2" in n for n in notes), notes
 
 
 def test_models_json_marks_it():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from hf_configs import from_dict, load, replace, spec, variant
+from hf_configs import from_dict, llama_3_2_11b_vision, load, replace, spec, variant
 from wizard.sizing.params import count_params
 from wizard.sizing.tensors import inventory
 from wizard.specs import ExactWeights
@@ -348,19 +348,6 @@ def test_active_never_exceeds_total(name):
 
 
 # ------------------------------------------------------------------------- Llama 3.2 Vision (mllama): towers
-def llama_3_2_11b_vision() -> dict:
-    """No verbatim Hub config.json of Llama-3.2-11B-Vision could be sourced. Its text model is transformers'
-    MllamaTextConfig with its defaults ("a similar configuration to that of the Mllama-11B, e.g.
-    meta-llama/Llama-3.2-11B-Vision", configuration_mllama.py): hidden 4096, intermediate 14336, 40 layers,
-    32 heads, cross-attention layers [3, 8, ..., 38]; its vision_config equals the 90B's (both checkpoints share
-    the tower: 560-px tiles, danbev/learning-ai notes on the 11B checkpoint). So: the real 90B config with the
-    text model's five size keys set to those defaults. The parameter count below confirms the result."""
-    config = load("meta-llama__Llama-3.2-90B-Vision-Instruct")
-    config["text_config"].update(hidden_size=4096, intermediate_size=14336, num_hidden_layers=40,
-                                 num_attention_heads=32, cross_attention_layers=[3, 8, 13, 18, 23, 28, 33, 38])
-    return config
-
-
 def mllama_vision_tower_by_hand() -> int:
     # transformers MllamaVisionModel: hidden 1280, intermediate 5120, 560-px tiles of 14-px patches
     # (40² + 1 class token = 1601 positions), 4 tiles, 8 aspect ratios + 1 padding id, 32 local + 8 global layers.

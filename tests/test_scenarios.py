@@ -141,3 +141,9 @@ def test_rich_summary_names_the_path_and_the_rules():
     assert r.code == 0, r.err
     for text in ("single_node_multi_gpu", "TP 4", "Path through the tree", "§3", "not single_gpu"):
         assert text in r.out, text
+
+
+def test_printed_warnings_keep_their_ids():
+    # "[single_replica]" is also rich markup syntax: the id must be printed, not swallowed as a style tag.
+    text = run_cli("plan", "--answers", str(SCENARIOS / "single_replica_forced.yaml")).out
+    assert "warning [single_replica] One replica carries all online traffic" in " ".join(text.split())

@@ -131,6 +131,18 @@ def test_unknown_model_stays_on_the_question_with_the_way_out():
     assert now == "model" and "config.json" in message
 
 
+def test_markup_in_a_typed_answer_is_shown_as_typed():
+    # textual parses "[...]" in widget text: a typed "[/]" used to crash the app with a MarkupError.
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await answer(pilot, app, "bad[/]model[b]x")
+            return str(app.screen.query_one("#error").render()), app.session.question.var
+
+    message, now = asyncio.run(run())
+    assert now == "model" and "'bad[/]model[b]x'" in message
+
+
 def test_answers_autosave_and_resume():
     async def first():
         app = WizardApp(resume=False, cursor_blink=False)

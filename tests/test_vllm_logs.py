@@ -118,7 +118,7 @@ def test_int8_weights_match_the_logged_w8a8_checkpoint():
 def llama32_11b_vision():
     # Built from the real 90B-Vision config with transformers' MllamaTextConfig defaults (the 11B text model);
     # test_params.py shows it counts the checkpoint's 10,670,220,835 parameters exactly.
-    from test_params import llama_3_2_11b_vision
+    from hf_configs import llama_3_2_11b_vision
     return parse_config(llama_3_2_11b_vision(), model_id="meta-llama/Llama-3.2-11B-Vision", source="local",
                         source_detail="tests/data/configs (90B config + MllamaTextConfig defaults)")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from wizard.sizing.fit import SizeResult
@@ -23,13 +24,15 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None
     console = console or Console()
     m, g, i = r.model, r.gpu, r.inputs
     p = r.params
-    console.print(f"[bold]{m.id}[/] ({m.architecture}, {m.attention}) from {m.source}: {m.source_detail}")
+    # Names, paths and sources are data: escaped, so a "[" in a folder name or a note is printed, not parsed.
+    console.print(f"[bold]{escape(m.id)}[/] ({escape(m.architecture)}, {m.attention}) from {m.source}: "
+                  f"{escape(m.source_detail)}", highlight=False)
     console.print(
-        f"  params {p.total:,} total, {p.active:,} active per token — {p.source}; "
+        f"  params {p.total:,} total, {p.active:,} active per token — {escape(p.source)}; "
         f"{m.num_layers} layers, {m.num_attention_heads} heads, {m.num_kv_heads} KV heads, head_dim {m.head_dim}"
     )
     console.print(
-        f"  GPU {g.id}: {gib(g.memory_reported_bytes)} reported ({g.memory_reported_source}); "
+        f"  GPU {g.id}: {gib(g.memory_reported_bytes)} reported ({escape(g.memory_reported_source)}); "
         f"layout TP {i.tp} × PP {i.pp} = {r.gpus} GPU(s)"
     )
 
@@ -91,7 +94,7 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None
             highlight=False,
         )
     for note in r.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
 
 
 def print_models(entries: Iterable) -> None:
@@ -103,8 +106,8 @@ def print_models(entries: Iterable) -> None:
         t.add_column(col, overflow="fold")
     for e in entries:
         unserved = unserved_reason(entry_architecture(e))
-        t.add_row(e.id, e.family, (f"[bold]{unserved}[/bold] — " if unserved else "") + e.source
-                  + (f" — {e.note}" if e.note else ""))
+        t.add_row(escape(e.id), escape(e.family), (f"[bold]{escape(unserved)}[/bold] — " if unserved else "")
+                  + escape(e.source) + (f" — {escape(e.note)}" if e.note else ""))
     Console().print(t)
 
 
@@ -131,13 +134,13 @@ def print_lint(report) -> None:
     console = Console()
     if report.errors:
         for e in report.errors:
-            console.print(f"[red]error:[/] {e}", highlight=False)
+            console.print(f"[red]error:[/] {escape(str(e))}", highlight=False)
         console.print(f"[red]tree lint: {len(report.errors)} problem(s)[/]")
         return
     console.print(f"[green]tree lint: ok[/] — {report.probes:,} probe walks, {len(report.paths)} distinct paths, "
                   f"{len(report.reached)} recommendations reached")
     for rec, answers in report.reached.items():
-        shown = ", ".join(f"{k}={v}" for k, v in answers.items())
+        shown = escape(", ".join(f"{k}={v}" for k, v in answers.items()))
         console.print(f"  [bold]{rec}[/]: {shown}", highlight=False)
 
 
@@ -184,7 +187,7 @@ def print_tree_paths(tree, report) -> None:
     for leaf, items in by_leaf.items():
         console.print(f"[green]★ {leaf}[/] — {len(items)} path(s)")
         for trail, answers in items:
-            console.print("   " + " → ".join(trail), highlight=False)
+            console.print("   " + escape(" → ".join(trail)), highlight=False)
     if report.errors:
         console.print(f"[red]{len(report.errors)} lint problem(s): run `tree lint`[/]")
 
@@ -211,11 +214,12 @@ def print_plan(plan: dict) -> None:
 def plan_renderables(plan: dict, path: bool = True) -> list:
     """The plan summary as rich renderables (the CLI prints them; the TUI's summary screen shows them)."""
     console = _Collect()
-    console.print(f"[bold]{plan['title']}[/] — form [bold]{plan['form']}[/], exposure [bold]{plan['exposure']}[/]")
-    console.print(plan["summary"], highlight=False)
+    # Plan texts carry the user's model name and paths: escaped, so rich prints them instead of parsing them.
+    console.print(f"[bold]{escape(plan['title'])}[/] — form [bold]{plan['form']}[/], exposure [bold]{plan['exposure']}[/]")
+    console.print(escape(plan["summary"]), highlight=False)
     if plan.get("gpu"):
         console.print(
-            f"Layout: {plan['gpu']} × TP {plan['tp']} × PP {plan['pp']} = {plan['gpus_per_replica']} GPU(s) per replica "
+            f"Layout: {escape(str(plan['gpu']))} × TP {plan['tp']} × PP {plan['pp']} = {plan['gpus_per_replica']} GPU(s) per replica "
             f"on {plan['nodes_per_replica']} node(s); {plan['replicas']} replica(s) = {plan['gpus_total']} GPU(s), "
             f"{plan['concurrency_per_replica']} sequences per replica"
         )
@@ -241,14 +245,14 @@ def plan_renderables(plan: dict, path: bool = True) -> list:
             line += f"; ${cost['usd_per_mtok']:,.2f} per million output tokens"
         console.print(line, highlight=False)
         if price:
-            console.print(f"  GPU price ${price['usd_per_gpu_hour']}/h ({price['kind']}, {price['provider']}, "
-                          f"{price['date'] or 'undated'}) — dated snapshot, re-check", highlight=False)
+            console.print(escape(f"  GPU price ${price['usd_per_gpu_hour']}/h ({price['kind']}, {price['provider']}, "
+                                 f"{price['date'] or 'undated'}) — dated snapshot, re-check"), highlight=False)
         if cost.get("managed_usd_month") is not None and plan["form"] != "managed_api":
             console.print(f"  Managed API for the same volume: {usd(cost['managed_usd_month'])}/month"
                           + (f"; self-hosting breaks even above {cost['break_even_daily_requests']:,} requests/day"
                              if cost.get("break_even_daily_requests") else ""), highlight=False)
         if cost.get("self_host_usd_month") is not None:
-            console.print(f"  Self-hosting the same load ({cost['self_host_layout']}) would cost "
+            console.print(f"  Self-hosting the same load ({escape(str(cost['self_host_layout']))}) would cost "
                           f"{usd(cost['self_host_usd_month'])}/month: the managed API saves "
                           f"{usd(cost.get('saving_usd_month'))}/month", highlight=False)
     q = plan.get("quantized_option")
@@ -263,11 +267,12 @@ def plan_renderables(plan: dict, path: bool = True) -> list:
     if path:
         console.print(path_table(plan))
     for w in plan["warnings"]:
-        console.print(f"[yellow]warning[/] [{w['id']}] {w['message']} ({w['section']})", highlight=False)
+        console.print(f"[yellow]warning[/] {escape('[' + w['id'] + ']')} {escape(w['message'])} ({escape(w['section'])})",
+                      highlight=False)
     for a in plan["alternatives"]:
-        console.print(f"[dim]not {a['form']}:[/] {a['why_not']}", highlight=False)
+        console.print(f"[dim]not {a['form']}:[/] {escape(a['why_not'])}", highlight=False)
     if plan.get("ignored_answers"):
-        console.print("[yellow]not used:[/] " + ", ".join(plan["ignored_answers"])
+        console.print("[yellow]not used:[/] " + escape(", ".join(plan["ignored_answers"]))
                       + " — their questions are not on this path (e.g. the budget amount is asked only for a fixed budget)")
     return console.items
 
@@ -287,5 +292,5 @@ def path_table(plan: dict) -> Table:
         value = step["value"]
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items() if k in PATH_FACTS)
-        t.add_row(step["node"], str(value), step["why"])
+        t.add_row(escape(step["node"]), escape(str(value)), escape(step["why"]))
     return t

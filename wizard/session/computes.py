@@ -91,7 +91,7 @@ def model_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     spec = ctx.model(env["model"])
     unserved = unserved_reason(spec.architecture)
     if unserved:  # vLLM refuses it at start-up: no launch script of ours could run it
-        raise InputError("model", env["model"], "a model the target engine serves",
+        raise InputError("model", env["model"], "a model the target engine serves natively",
                          hint=f"{unserved}; choose another model, or pin that older vLLM outside this wizard")
     params = count_params(spec)
     params_b = float(f"{params.total / 1e9:.4g}")  # billions, 4 significant digits (0.596, 8.03, 671.0)

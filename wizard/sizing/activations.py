@@ -71,7 +71,9 @@ def encoder_items(v: VisionEncoderSpec, max_num_batched_tokens: int, max_num_seq
 
     budget = max(max_num_batched_tokens, tokens per image) (the encoder compute budget and cache size default to
     it; neither is a `vllm serve` flag in 0.33.0); items = min(budget // tokens per image, max_num_seqs × images
-    one prompt can hold (min(999, max_model_len // tokens per image), at least 1)), at least 1.
+    one prompt can hold (min(999, max_model_len // tokens per image), at least 1)), at least 1. Tokens per image
+    is the model's embeddings per image (gemma-3: 256); older builds also counted the begin/end-of-image tokens
+    (a v0.11 log: 31 images at 8,192 tokens, not 32), so this may count one image more: the safe side.
     """
     per_item = v.tokens_per_item
     budget = max(max_num_batched_tokens, per_item)

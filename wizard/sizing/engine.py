@@ -35,13 +35,21 @@ def _removed() -> dict:
 
 
 def unserved_reason(architecture: str) -> str:
-    """Why vLLM VLLM_VERSION refuses this config.json architecture at start-up ('' when it is not known to).
+    """Why vLLM VLLM_VERSION has no native implementation of this config.json architecture ('' when it has).
 
-    From vLLM's own `_PREVIOUSLY_SUPPORTED_MODELS` table (data/vllm-removed-architectures.json, sources there).
+    From vLLM's own `_PREVIOUSLY_SUPPORTED_MODELS` table and the pull requests that extended it
+    (data/vllm-removed-architectures.json, sources there). Most are refused at start-up; a few fall back to
+    vLLM's Transformers modelling backend, and a few are served by an out-of-tree plugin — neither path is what
+    this wizard sizes or what its launch scripts start.
     """
     data = _removed()
     entry = data["removed"].get(architecture)
     if entry is None:
         return ""
-    return (f"vLLM {VLLM_VERSION} no longer serves {architecture}: its model registry lists it as served "
-            f"until v{entry['last']}")
+    text = (f"vLLM {VLLM_VERSION} has no native {architecture} (its model registry lists it as served until "
+            f"v{entry['last']})")
+    if entry.get("plugin"):
+        return text + f"; it is served by the out-of-tree plugin {entry['plugin']}"
+    if entry.get("transformers_fallback"):
+        return text + "; vLLM would try its Transformers modelling backend instead, which is not verified for it"
+    return text + " and refuses it at start-up"

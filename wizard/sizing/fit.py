@@ -115,7 +115,7 @@ def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFo
     notes = list(model.notes)
     unserved = unserved_reason(model.architecture)
     if unserved:
-        notes.append(unserved + ": the wizard cannot plan it; these figures are memory arithmetic only")
+        notes.append(unserved + ". The wizard cannot plan it; these figures are memory arithmetic only")
     params = count_params(model)
     if params.exact and params.computed_total and abs(params.total - params.computed_total) > 0.02 * params.computed_total:
         notes.append(f"{params.source} hold {params.total:,} parameters, the config arithmetic {params.computed_total:,} "
@@ -136,7 +136,7 @@ def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFo
 
 
 def encoder_notes(act: ActivationPeak) -> tuple[str, ...]:
-    """The image encoder's share of the start-up profile, when the model has one the core models."""
+    """The image encoder's share of the start-up profile, for towers the core can size (gemma-3's SigLIP)."""
     if not act.encoder_items:
         return ()
     gib = 2**30

@@ -116,8 +116,8 @@ def parse_config(
                 f"multimodal: vision tower and projector ~{vision_params / 1e6:.0f} M parameters, "
                 "estimated from vision_config as a ViT"
                 + ("; the image encoder's start-up profile is modelled (activations)" if encoder else
-                   " (weights only; the image encoder's start-up profile is not modelled: vLLM's KV cache will be "
-                   "smaller than shown by that peak)")
+                   " (weights only; vLLM's start-up profile also runs this image encoder over dummy images, which "
+                   "is not modelled here: its KV cache will be smaller than shown)")
             )
         lm_type = text.str("model_type", model_type)
         filled = sorted(k for k in CLASS_DEFAULTS.get(lm_type, {}) if text.data.get(k) is None)
@@ -349,8 +349,10 @@ def _siglip_encoder(vision: ConfigReader, top: ConfigReader) -> VisionEncoderSpe
 
     Other towers (dynamic resolution, video, tiles) have no fixed item size here: None, and a note says so.
     """
-    if vision.str("model_type", "") != "siglip_vision_model" or not top.has("mm_tokens_per_image"):
-        return None
+    needed = ("image_size", "patch_size", "hidden_size", "intermediate_size")
+    if (vision.str("model_type", "") != "siglip_vision_model" or not top.has("mm_tokens_per_image")
+            or not all(vision.has(k) for k in needed)):
+        return None  # not a tower whose dummy image we can size: the note says the encoder is not modelled
     image, patch = vision.int("image_size"), vision.int("patch_size")
     return VisionEncoderSpec(
         hidden_size=vision.int("hidden_size"),

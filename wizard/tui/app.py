@@ -81,7 +81,7 @@ class WizardApp(App):
             return
         store.save(self.session.given, self.session.context.extras)
         if q is not None and q.var == "model":
-            self.notify(self.model_found(), title="Model found", timeout=8)
+            self.notify(self.model_found(), title="Model found", timeout=8, markup=False)
         self.show_current()
 
     def model_found(self) -> str:
@@ -150,5 +150,5 @@ class WizardApp(App):
         store.clear()
         self.pop_screen()
         self.notify(f"Wrote {self.written}: start with README.md; the reasons are in RATIONALE.md",
-                    title="Starter repo written", timeout=15)
+                    title="Starter repo written", timeout=15, markup=False)
         return None

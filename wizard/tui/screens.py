@@ -46,11 +46,12 @@ class QuestionScreen(Screen):
             # The question scrolls; Back and Next stay on screen below it, however long the choice list.
             with Vertical(id="question-column"):
                 with VerticalScroll(id="question"):
-                    yield Static(f"Question {self.step} · {q.section} · F1 help", id="step")
-                    yield Static(q.prompt, id="prompt")
-                    yield Static(q.help, id="help")
+                    # Tree texts and typed answers are shown as written: no markup parsing (a "[" is a "[").
+                    yield Static(f"Question {self.step} · {q.section} · F1 help", id="step", markup=False)
+                    yield Static(q.prompt, id="prompt", markup=False)
+                    yield Static(q.help, id="help", markup=False)
                     yield from self._input()
-                    yield Static("", id="error")
+                    yield Static("", id="error", markup=False)
                 with Horizontal(id="buttons"):
                     yield Button("← Back", id="back", disabled=self.step == 1)
                     yield Button("Next →", id="next", variant="primary")
@@ -171,7 +172,7 @@ class GenerateScreen(ModalScreen[None]):
         with Vertical(classes="dialog"):
             yield Label("Write the starter repo into which folder?")
             yield Input(self.folder, id="folder")
-            yield Label("", id="error")
+            yield Label("", id="error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Write", id="write", variant="primary")
                 yield Button("Cancel", id="cancel")
@@ -216,7 +217,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.question)
+            yield Label(self.question, markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.yes, id="yes", variant="primary")
                 yield Button(self.no, id="no")
@@ -239,8 +240,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog"):
-            yield Label(self.title_text, id="help-title")
-            yield Static(self.text)
+            yield Label(self.title_text, id="help-title", markup=False)
+            yield Static(self.text, markup=False)
             yield Button("Close", id="close")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
