@@ -162,3 +162,13 @@ def test_models_and_gpus_list_the_catalogs():
     assert design_ids <= gpu_ids
     table = run_cli("gpus")
     assert table.code == 0 and "h100-sxm-80gb" in table.out
+
+
+def test_table_says_how_many_tokens_sliding_layers_hold():
+    # gemma-2-9b: window 4096; V1 budgets ceil(min(4096 − 1 + 2048, 8192) / 16) + 1 = 385 blocks = 6,160 tokens
+    # per sequence for each sliding layer (kv_cache.py), not "capped at the window".
+    r = run_cli("size", "google/gemma-2-9b-it", "--gpu", "h100-sxm-80gb", "--context", "8192",
+                "--max-num-batched-tokens", "2048")
+    assert r.code == 0, r.err
+    text = " ".join(r.out.replace("│", " ").split())
+    assert "(window 4,096) hold 6,160 tokens per sequence" in text

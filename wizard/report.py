@@ -54,7 +54,9 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None
     else:
         kv_how += f" (2 × {kv_heads_per_rank(m, i.tp)} KV heads/rank × {m.head_dim} × {kv.element_bytes} B per layer)"
     if kv.sliding_bytes_per_token:
-        kv_how += f"; sliding layers capped at {kv.window:,} tokens"
+        held = kv.sliding_tokens(i.context_tokens)
+        kv_how += (f"; sliding-window layers (window {kv.window:,}) hold {held:,} tokens per sequence"
+                   + (" — vLLM V1's per-request budget: the window plus one prefill chunk" if kv.batched_tokens else ""))
     if kv.state_bytes_per_sequence:
         kv_how += f"; + {kv.state_bytes_per_sequence:,} B fixed state per sequence"
     t.add_row("KV cache", f"{r.kv_cache_bytes:,}", gib(r.kv_cache_bytes), kv_how)
