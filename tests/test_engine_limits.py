@@ -116,3 +116,15 @@ def test_partial_download_is_sized_from_the_config(tmp_path):
     spec = load_local(tmp_path)
     assert spec.exact is None
     assert any("missing" in n for n in spec.notes)
+
+
+def test_partial_download_without_an_index_is_caught_by_the_shard_names(tmp_path):
+    # Only shard 1 of 4 and no model.safetensors.index.json: the names say three are missing.
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                                                      "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 100}))
+    _write(tmp_path / "model-00001-of-00004.safetensors",
+           json.dumps({"a": {"dtype": "BF16", "shape": [6], "data_offsets": [0, 12]}}).encode())
+    spec = load_local(tmp_path)
+    assert spec.exact is None  # sized from config.json, not from the 12 bytes present
+    assert any("3 safetensors shard(s) are missing" in n and "model-00002-of-00004.safetensors" in n
+               for n in spec.notes)

@@ -147,3 +147,14 @@ def test_printed_warnings_keep_their_ids():
     # "[single_replica]" is also rich markup syntax: the id must be printed, not swallowed as a style tag.
     text = run_cli("plan", "--answers", str(SCENARIOS / "single_replica_forced.yaml")).out
     assert "warning [single_replica] One replica carries all online traffic" in " ".join(text.split())
+
+
+def test_forced_layouts_are_described_as_asked(tmp_path):
+    base = str(SCENARIOS / "llama8b_high_traffic.yaml")
+    one = run_cli("plan", "--answers", base, "--set", "replicas=1", "--json").json()
+    assert one["replicas"] == 1 and one["min_replicas"] <= 1  # an autoscaler minimum above the replicas is invalid
+    assert "as asked" in one["summary"] and "spare" not in one["summary"]
+    piped = run_cli("plan", "--answers", base, "--set", "tp=1", "--set", "pp=4", "--json").json()
+    assert (piped["tp"], piped["pp"], piped["gpus_per_replica"]) == (1, 4, 4)
+    assert "of 4 GPUs each" in piped["summary"] and "as asked" in piped["summary"]
+    assert "Doesn't fit one card" not in piped["summary"]  # it does fit one card: the layout was the user's choice

@@ -92,6 +92,52 @@ def test_refuses_a_non_empty_folder_without_force(tmp_path):
     assert forced.code == 0 and not (out / "notes.txt").exists() and (out / "RATIONALE.md").exists()
 
 
+def test_force_never_replaces_the_model_folder_or_the_answers_file(tmp_path):
+    # --force into the checkpoint's own folder used to delete config.json and the weights.
+    model = tmp_path / "my-model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
+        "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+        "max_position_embeddings": 131072}))
+    answers = model / "answers.yaml"
+    answers.write_text(f"model: {model}\n")
+    for out in (model, tmp_path):  # the folder itself, and a folder holding it
+        r = run_cli("plan", "--answers", str(answers), "--out", str(out), "--force")
+        assert_one_line_error(r, "--out", "which the plan reads")
+    assert (model / "config.json").exists() and answers.exists()
+
+
+@pytest.mark.parametrize(("out", "words"), [
+    ("", ["--out", "expected a folder path"]),
+    ("{file}/sub", ["--out", "cannot be created"]),
+])
+def test_bad_out_paths_are_one_clear_line(tmp_path, out, words):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    r = run_cli("plan", "--answers", str(ROOT / "tests" / "scenarios" / "tiny_model.yaml"),
+                "--out", out.format(file=a_file))
+    assert_one_line_error(r, *words)
+
+
+def test_replacing_keeps_a_users_folder_named_like_the_old_backup(tmp_path):
+    # The writer once parked the replaced repo as ".<name>.replaced" and deleted it: a user's folder of that name
+    # went with it. It also left the new repo private (0700, mkdtemp's mode).
+    out = tmp_path / "repo"
+    out.mkdir()
+    (out / "old.txt").write_text("old")
+    mine = tmp_path / ".repo.replaced"
+    mine.mkdir()
+    (mine / "precious.txt").write_text("the user's")
+    r = run_cli("plan", "--answers", str(ROOT / "tests" / "scenarios" / "tiny_model.yaml"), "--out", str(out), "--force")
+    assert r.code == 0, r.err
+    assert (mine / "precious.txt").read_text() == "the user's"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".repo.") and p != mine]  # no leftovers
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask
+
+
 @pytest.mark.parametrize("failure", [OSError("disk full"), KeyboardInterrupt()])
 def test_nothing_half_written_on_failure(tmp_path, monkeypatch, failure):
     from wizard.artifacts import writer
@@ -122,3 +168,43 @@ def test_names_are_validated_not_pasted(tmp_path):
     assert_one_line_error(run_cli("plan", "--answers", str(answers)), "app_name")
     answers.write_text(yaml.safe_dump({"model": "Qwen/Qwen3-8B", "served_model_name": "x\ny: 1"}))
     assert_one_line_error(run_cli("plan", "--answers", str(answers)), "served_model_name")
+
+
+def _local_llama(folder: Path, layers: int = 32) -> None:
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": layers, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+        "max_position_embeddings": 131072}))
+
+
+def test_a_local_model_is_read_from_the_volume_and_dollar_text_is_literal(tmp_path):
+    # Kubernetes expands $(VAR) in args and env values: a folder named "$(VLLM_API_KEY)" would have put the API key
+    # into the process arguments. And a host path means nothing inside a pod: it reads the model volume instead.
+    model = tmp_path / "models" / "$(VLLM_API_KEY)"
+    _local_llama(model)
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(yaml.safe_dump({"model": str(model), "gpu": "l40s-48gb", "peak_concurrency": 16,
+                                       "ops_capability": "kubernetes"}))
+    out = tmp_path / "repo"
+    r = run_cli("plan", "--answers", str(answers), "--out", str(out))
+    assert r.code == 0, r.err
+    validate_repo(out)
+    docs = list(yaml.safe_load_all((out / "k8s" / "deployment.yaml").read_text()))
+    container = docs[0]["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"][0] == "/models/$$(VLLM_API_KEY)"  # the pod's path, escaped for the kubelet
+    served = next(e for e in container["env"] if e["name"] == "SERVED_MODEL_NAME")
+    assert "$(" not in served["value"].replace("$$(", "")
+    assert "/models/$(VLLM_API_KEY)" in (out / "README.md").read_text()  # and the README says to copy it there
+    assert str(model) in (out / "serve" / "launch.sh").read_text()  # on the machine itself, the folder as it is
+
+
+def test_a_multi_node_leader_script_reaches_bash_as_written(tmp_path):
+    # The LeaderWorkerSet runs its scripts through `bash -c`: every "$" is doubled so the kubelet leaves them alone.
+    out = generate("very_large_model", tmp_path / "repo")
+    lws = next(yaml.safe_load_all((out / "k8s" / "lws.yaml").read_text()))
+    leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["args"][0]
+    worker = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["args"][0]
+    for script in (leader, worker):
+        assert "$" in script
+        assert script.count("$") == 2 * script.count("$$")  # every "$" is part of a "$$"

@@ -185,18 +185,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from wizard.session.plan import build_plan
     from wizard.session.session import run_answers
 
+    if args.out is not None and not args.out.strip():
+        raise InputError("--out", args.out, "expected a folder path")
     answers = {**load_answers_file(Path(args.answers)), **parse_set(args.set)}
     if "model" not in answers:
         raise InputError(f"{Path(args.answers).name}: model", "missing", "the answers file must name the model")
     session = run_answers(answers)
     plan = build_plan(session)
-    if args.out:
+    if args.out is not None:
         from wizard.artifacts.render import render_repo
-        from wizard.artifacts.writer import write_repo
+        from wizard.artifacts.writer import paths_to_keep, write_repo
         from wizard.session.answers import KEYS
 
         recorded = {k: session.answers[k] for k in KEYS if k in session.answers}
-        written = write_repo(render_repo(plan, recorded), Path(args.out), force=args.force)
+        keep = paths_to_keep(str(answers["model"]), args.answers)
+        written = write_repo(render_repo(plan, recorded), Path(args.out), force=args.force, keep=keep)
         print(f"wrote the starter repo to {written} — start with README.md, the reasons are in RATIONALE.md",
               file=sys.stderr)
     if args.json:

@@ -291,13 +291,14 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
         return EXIT_OK
     from wizard.artifacts.context import derive_name
     from wizard.artifacts.render import render_repo
-    from wizard.artifacts.writer import write_repo
+    from wizard.artifacts.writer import paths_to_keep, write_repo
     from wizard.session.answers import KEYS
 
     answers = {k: session.answers[k] for k in KEYS if k in session.answers}
     files = render_repo(plan, answers)
     name = answers.get("app_name") or derive_name(str(answers.get("model") or plan.get("model") or ""))
     default = f"./{name}-deploy"
+    keep = paths_to_keep(str(answers.get("model", "")))
     while True:
         folder = ui.text("Folder for the starter repo?", default,
                          lambda t: True if t.strip() else "a folder is required", back=False,
@@ -305,7 +306,7 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
         default = folder
         path = Path(folder.strip())
         try:
-            written = write_repo(files, path, force=False)
+            written = write_repo(files, path, force=False, keep=keep)
         except InputError as e:
             if not (path.expanduser().is_dir() and "not empty" in e.accepted):
                 ui.say(e.line())
@@ -314,7 +315,7 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
             if not ui.yes_no("Replace it?", default=False):
                 continue
             try:
-                written = write_repo(files, path, force=True)
+                written = write_repo(files, path, force=True, keep=keep)
             except InputError as e2:
                 ui.say(e2.line())
                 continue

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 from wizard.errors import InputError
 from wizard.sizing.engine import VLLM_VERSION
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+APP_NAME_MAX = 50  # + "-secrets" (8) and "-api" stay well inside 63
+APP_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,%d}[a-z0-9])?$" % (APP_NAME_MAX - 2))
 PORT = 8000
 PRESTOP_SLEEP_S = 15  # leave the Service endpoints before vLLM drains (checklist §2.1 SIGTERM, KServe 60/15/15)
 SHUTDOWN_TIMEOUT_S = 30  # --shutdown-timeout: drain in-flight requests (vLLM >= 0.18)
@@ -24,6 +27,7 @@ STARTUP_MARGIN = 1.5  # budget = cold start (without the image pull, which happe
 PROBE_PERIOD_S = 10
 QUEUE_TARGET = 5  # requests waiting per pod before scaling out (production-stack's KEDA threshold)
 IMAGE = "vllm/vllm-openai"
+MODEL_VOLUME = "/models"  # where the pods mount the model PVC (HF_HOME is /models/hf)
 
 
 def dns_label(text: str, field: str) -> str:
@@ -34,11 +38,22 @@ def dns_label(text: str, field: str) -> str:
     return text
 
 
+def app_label(text: str, field: str) -> str:
+    """The app name: a DNS-1035 label short enough for its suffixes ("-api" Service, "-secrets", "-models"),
+    since a Service name must start with a letter and stay within 63 characters."""
+    if not APP_LABEL.match(text):
+        raise InputError(field, text, f"expected a name of at most {APP_NAME_MAX} characters: lowercase letters, digits "
+                                      "and '-', starting with a letter and ending with a letter or digit")
+    return text
+
+
 def derive_name(model: str) -> str:
-    """A DNS-1123 app name from a model id: meta-llama/Llama-3.1-8B-Instruct → llama-3-1-8b-instruct."""
+    """An app name from a model id: meta-llama/Llama-3.1-8B-Instruct → llama-3-1-8b-instruct (m-123 for "123")."""
     last = model.rstrip("/").split("/")[-1].lower()
-    name = re.sub(r"[^a-z0-9]+", "-", last).strip("-")[:50].strip("-")
-    return name or "llm"
+    name = re.sub(r"[^a-z0-9]+", "-", last).strip("-")
+    if name and not name[0].isalpha():
+        name = "m-" + name
+    return name[:APP_NAME_MAX].strip("-") or "llm"
 
 
 def shm_size_gib(tp: int, nodes: int) -> int:
@@ -124,7 +139,7 @@ def client_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, A
 def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
     """Template values for one plan. Raises InputError for names that cannot be Kubernetes names."""
     model = str(answers.get("model") or plan.get("model") or "")
-    app = dns_label(answers.get("app_name") or derive_name(model), "app_name")
+    app = app_label(answers.get("app_name") or derive_name(model), "app_name")
     namespace = dns_label(answers.get("namespace") or "default", "namespace")
     served = answers.get("served_model_name") or model
     has_gpus = bool(plan.get("gpu"))
@@ -152,12 +167,17 @@ def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
         return ctx
     tp, pp = plan["tp"], plan["pp"]
     nodes = plan["nodes_per_replica"]
+    # A local checkpoint folder is a path on this machine: in a pod it must come from the model volume (/models).
+    local = (plan.get("memory") or {}).get("model", {}).get("source") == "local"
+    pod_model = f"{MODEL_VOLUME}/{PurePosixPath(model.rstrip('/')).name or 'model'}" if local else model
     gpus_per_pod = -(-(tp * pp) // nodes)  # GPUs of one pod group = TP × PP, spread over its nodes
     budget = startup_budget_s(plan.get("cold_start"))
     weights_per_pod = plan["memory"]["per_gpu_bytes"]["weights"] * gpus_per_pod
     shm = shm_size_gib(tp, nodes)
     ram = int(math.ceil(weights_per_pod / 2**30)) + shm + 8  # stage the weights in RAM + shm + the server
     ctx |= {
+        "local_model": local,
+        "pod_model": pod_model,
         "tp": tp,
         "pp": pp,
         "nodes": nodes,
@@ -180,6 +200,6 @@ def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
         "progress_deadline_s": budget + 600,
         "queue_target": QUEUE_TARGET,
         "flags": serve_flags(plan, answers),
-        "serve_args": flatten(model, served, serve_flags(plan, answers)),
+        "serve_args": flatten(pod_model, served, serve_flags(plan, answers)),
     }
     return ctx

@@ -44,6 +44,9 @@ def environment() -> Environment:
                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters["shq"] = lambda v: shlex.quote(str(v))
     env.filters["yq"] = yaml_scalar
+    # Kubernetes expands $(VAR) in a container's command, args and env values ("$$" is a literal "$"): text taken
+    # from the user (a model path) or a whole shell script must reach the process as written.
+    env.filters["k8s_literal"] = lambda v: str(v).replace("$", "$$")
     # For comments and prose: every non-printable character (newlines, and U+2028/U+0085 that YAML also breaks
     # lines at) becomes "?", so a model id can never end a comment and start code.
     env.filters["oneline"] = one_line

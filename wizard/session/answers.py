@@ -6,6 +6,7 @@ out-of-range values are rejected by name with one line (InputError → exit 2).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +38,7 @@ def validate_answers(data: dict[str, Any], where: str = "answers") -> dict[str, 
     for key in data:
         if key not in KEYS:
             raise InputError(f"{where}: {key}", data[key], "unknown key; accepted keys: " + ", ".join(KEYS))
+    _check_kinds(Answers, data, where)
     probe = {"model": "x", **data}
     try:
         checked = Answers.model_validate(probe)
@@ -49,18 +51,60 @@ def validate_answers(data: dict[str, Any], where: str = "answers") -> dict[str, 
     return {k: dumped[k] for k in data}
 
 
+NUMBER_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")  # YAML 1.1 reads 1e6 as text
+
+
+def _check_kinds(model: Any, data: dict[str, Any], where: str, prefix: str = "") -> None:
+    """A yes/no is not a number, a number is not a yes/no, and text is a number only for decimal keys written
+    in exponent form (YAML 1.1 reads `1e6` as text): `true` must not count as 1 nor "16" as 16."""
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    for key, value in data.items():
+        info = model.model_fields.get(key)
+        if info is None or value is None:
+            continue
+        kinds = set(get_args(info.annotation)) or {info.annotation}
+        name = f"{where}: {prefix}{key}"
+        if bool in kinds:
+            if not isinstance(value, bool):
+                raise InputError(name, value, "expected true or false")
+        elif int in kinds and (isinstance(value, bool) or isinstance(value, str)):
+            raise InputError(name, value, "expected a whole number")
+        elif float in kinds and (isinstance(value, bool) or (isinstance(value, str) and not NUMBER_TEXT.match(value))):
+            raise InputError(name, value, "expected a number")
+        sub = next((k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)), None)
+        if sub is not None and isinstance(value, dict):
+            _check_kinds(sub, value, where, prefix=f"{key}.")
+
+
 def load_answers_file(path: Path) -> dict[str, Any]:
     """Read and validate an answers YAML file."""
     return validate_answers(read_yaml(path, "--answers") or {}, where=path.name)
 
 
+def text_keys() -> set[str]:
+    """Answers keys whose value is text (model, gpu, names): `--set` takes those verbatim."""
+    from typing import get_args
+
+    from wizard.session.answers_model import Answers
+
+    return {k for k, info in Answers.model_fields.items() if str in (set(get_args(info.annotation)) or {info.annotation})}
+
+
 def parse_set(items: list[str]) -> dict[str, Any]:
-    """`--set KEY=VALUE` pairs; VALUE is read as YAML (numbers, true/false, {input: 1, output: 2})."""
+    """`--set KEY=VALUE` pairs; VALUE is read as YAML (numbers, true/false, {input: 1, output: 2}), except for
+    text keys, taken as written (a folder `a #b` or a model named `123` must not become `a` or a number)."""
     out: dict[str, Any] = {}
+    texts = text_keys()
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise InputError("--set", item, "expected KEY=VALUE")
+        if key.strip() in texts:
+            out[key.strip()] = value
+            continue
         try:
             out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
         except yaml.YAMLError:

@@ -3,47 +3,54 @@ so the full-screen wizard's first screen does not pay for pydantic (~0.15 s)."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
-class ManagedPrice(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+class _Strict(BaseModel):
+    """Finite numbers only (answers.py also refuses a yes/no where a number belongs, and the reverse)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
-class ColdStartOverrides(BaseModel):
-    """Any assumption of the cold-start estimate (wizard/sizing/cold_start.py), in bytes, bytes/s and seconds."""
+class ManagedPrice(_Strict):
+    input: float = Field(ge=0, le=10_000)  # USD per million tokens
+    output: float = Field(ge=0, le=10_000)
 
-    model_config = ConfigDict(extra="forbid")
-    image_bytes: float | None = Field(default=None, gt=0)
-    registry_bytes_s: float | None = Field(default=None, gt=0)
-    network_bytes_s: float | None = Field(default=None, gt=0)
+
+DAY_S = 86_400
+
+
+class ColdStartOverrides(_Strict):
+    """Any assumption of the cold-start estimate (wizard/sizing/cold_start.py), in bytes, bytes/s and seconds.
+    Bounds keep every derived probe threshold a sane integer (Kubernetes takes int32)."""
+
+    image_bytes: float | None = Field(default=None, gt=0, le=1e13)
+    registry_bytes_s: float | None = Field(default=None, ge=1e5, le=1e13)  # 100 kB/s .. 10 TB/s
+    network_bytes_s: float | None = Field(default=None, ge=1e5, le=1e13)
     weights_cached: bool | None = None
-    disk_bytes_s: float | None = Field(default=None, gt=0)
-    compile_s: float | None = Field(default=None, ge=0)
-    cuda_graphs_s: float | None = Field(default=None, ge=0)
-    per_node_init_s: float | None = Field(default=None, ge=0)
+    disk_bytes_s: float | None = Field(default=None, ge=1e5, le=1e13)
+    compile_s: float | None = Field(default=None, ge=0, le=DAY_S)
+    cuda_graphs_s: float | None = Field(default=None, ge=0, le=DAY_S)
+    per_node_init_s: float | None = Field(default=None, ge=0, le=DAY_S)
 
 
-class Answers(BaseModel):
+class Answers(_Strict):
     """Every key a user may write by hand (units in the names: tokens, ms, USD)."""
-
-    model_config = ConfigDict(extra="forbid", strict=False)
 
     model: str = Field(min_length=1, max_length=300)
     weight_precision: Literal["auto", "bf16", "fp16", "fp8", "int8", "int4"] = "auto"
     kv_cache_dtype: Literal["auto", "fp8"] = "auto"
     context_tokens: int = Field(default=8192, ge=1, le=10_000_000)
     peak_concurrency: int = Field(default=1, ge=1, le=1_000_000)
-    peak_rps: float | None = Field(default=None, ge=0)
-    daily_requests: int | None = Field(default=None, ge=0)
-    prompt_tokens: int | None = Field(default=None, ge=1)
-    output_tokens: int | None = Field(default=None, ge=1)
-    ttft_p99_ms: int | None = Field(default=None, ge=1)
-    tpot_p99_ms: int | None = Field(default=None, ge=1)
+    peak_rps: float | None = Field(default=None, ge=0, le=1_000_000)
+    daily_requests: int | None = Field(default=None, ge=0, le=10_000_000_000)
+    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    ttft_p99_ms: int | None = Field(default=None, ge=1, le=3_600_000)
+    tpot_p99_ms: int | None = Field(default=None, ge=1, le=3_600_000)
     streaming: bool = True
     traffic_pattern: Literal["steady", "diurnal", "bursty"] = "diurnal"
     workload: Literal["online", "offline"] = "online"
@@ -52,21 +59,45 @@ class Answers(BaseModel):
     needs_latency_control: bool = False
     ops_capability: Literal["none", "basic", "kubernetes", "platform"] = "basic"
     budget_mode: Literal["fixed", "pay_as_you_go"] = "pay_as_you_go"
-    monthly_budget_usd: float | None = Field(default=None, ge=0)
+    monthly_budget_usd: float | None = Field(default=None, ge=0, le=1e10)
     gpu: str = "auto"
-    gpu_hour_usd: float | None = Field(default=None, ge=0)
+    gpu_hour_usd: float | None = Field(default=None, ge=0, le=10_000)
     managed_usd_per_mtok: ManagedPrice | None = None
     gpu_memory_utilization: float = Field(default=0.90, ge=0.05, le=1.0)
     tp: int | None = Field(default=None, ge=1, le=1024)
     pp: int | None = Field(default=None, ge=1, le=1024)
     replicas: int | None = Field(default=None, ge=1, le=10_000)
     # Extensions of DESIGN.md's keys:
-    params_b: float | None = Field(default=None, gt=0)  # the parameter count the team believes, billions (§2)
-    staff_usd_month: float | None = Field(default=None, ge=0)  # operations staff cost, overriding the assumption (§8)
+    params_b: float | None = Field(default=None, gt=0, le=100_000)  # the parameter count the team believes, billions (§2)
+    staff_usd_month: float | None = Field(default=None, ge=0, le=1e9)  # operations staff cost, overriding the assumption (§8)
     cold_start: ColdStartOverrides | None = None  # overrides of the cold-start assumptions (§7)
-    app_name: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # k8s names
-    namespace: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-    served_model_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}$")
+    app_name: str | None = None  # Kubernetes names (checked below, with the accepted form in the message)
+    namespace: str | None = None
+    served_model_name: str | None = None
+
+    @field_validator("app_name")
+    @classmethod
+    def _app_name(cls, v: str | None) -> str | None:
+        # It prefixes a Service name ("-api"), which must start with a letter and fit 63 characters.
+        if v is not None and not re.fullmatch(r"[a-z]([-a-z0-9]{0,48}[a-z0-9])?", v):
+            raise ValueError("expected at most 50 lowercase letters, digits and '-', starting with a letter and "
+                             "ending with a letter or digit")
+        return v
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", v):
+            raise ValueError("expected a DNS-1123 label: at most 63 lowercase letters, digits and '-', starting and "
+                             "ending with a letter or digit")
+        return v
+
+    @field_validator("served_model_name")
+    @classmethod
+    def _served_name(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}", v):
+            raise ValueError("expected at most 200 letters, digits and . _ / : -, starting with a letter or digit")
+        return v
 
     @field_validator("gpu")
     @classmethod

@@ -132,6 +132,10 @@ def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, i
     context = int(env.get("context_tokens") or 8192)
     prompt = env.get("prompt_tokens") or extras.get("prompt_tokens")
     output = env.get("output_tokens") or extras.get("output_tokens")
+    given = (prompt or 0) + (output or 0)
+    if given > context:  # vLLM refuses a request longer than max_model_len: a typical one cannot be
+        raise InputError("prompt_tokens + output_tokens", given,
+                         f"at most context_tokens ({context:,}), the longest request vLLM will accept")
     output = int(output or min(DEFAULT_OUTPUT_TOKENS, max(1, context // 4)))
     prompt = int(prompt or max(1, min(context // 2, context - output)))
     if prompt + output > context:  # typical lengths cannot exceed the P99 length: scale both down

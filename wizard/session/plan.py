@@ -170,8 +170,9 @@ def build_plan(session: Session) -> dict[str, Any]:
             "tp": c.tp,
             "pp": c.pp,
             "replicas": c.replicas.replicas,
-            "min_replicas": c.replicas.replicas if env.get("cold_start_exceeds_ramp") else max(
-                1, c.replicas.redundancy + 1) if env.get("workload") == "online" else c.replicas.replicas,
+            # never above the replicas themselves (a user may insist on fewer than the rule's spare)
+            "min_replicas": min(c.replicas.replicas, c.replicas.replicas if env.get("cold_start_exceeds_ramp") else max(
+                1, c.replicas.redundancy + 1) if env.get("workload") == "online" else c.replicas.replicas),
             "gpus_per_replica": c.gpus_per_copy,
             "nodes_per_replica": c.nodes_per_copy,
             "gpus_total": c.gpus_total,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from wizard.errors import InputError
@@ -40,8 +41,10 @@ def coerce(q: Question, raw: Any) -> Any:
     if q.type == "number":
         try:
             value = float(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise InputError(q.var, raw, "expected a number") from None
+        if isinstance(raw, bool) or not math.isfinite(value):  # "inf", "nan", 1e309: not an answer
+            raise InputError(q.var, raw, "expected a finite number")
         if q.integer:
             if value != int(value):
                 raise InputError(q.var, raw, "expected a whole number")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from wizard.errors import InputError
@@ -39,11 +40,21 @@ def exact_from_headers(headers: list[dict], config: dict, where: str) -> ExactWe
     return ExactWeights(params=None if packed else params, bytes=total, source=f"safetensors headers ({where})")
 
 
+SHARD_NAME = re.compile(r"^(?P<stem>.+)-(?P<i>\d+)-of-(?P<n>\d+)\.safetensors$")
+
+
 def missing_shards(folder: Path) -> list[str]:
-    """Shards that model.safetensors.index.json lists but the folder lacks (a partial download)."""
+    """Shards that model.safetensors.index.json lists, or that the shard names count ("-00002-of-00004"), but
+    the folder lacks: a partial download."""
     index = folder / "model.safetensors.index.json"
     if not index.is_file():
-        return []
+        expected: set[str] = set()
+        for f in folder.glob("*.safetensors"):
+            m = SHARD_NAME.match(f.name)
+            if m:
+                width, n = len(m.group("i")), int(m.group("n"))
+                expected |= {f"{m.group('stem')}-{i:0{width}d}-of-{m.group('n')}.safetensors" for i in range(1, n + 1)}
+        return sorted(e for e in expected if not (folder / e).is_file())
     weight_map = read_json(index, "model.safetensors.index.json").get("weight_map") or {}
     if not isinstance(weight_map, dict):
         raise InputError("model.safetensors.index.json", "weight_map", "expected a mapping of tensor names to files")
@@ -71,7 +82,8 @@ def load_local(folder: Path) -> ModelSpec:
         return spec
     missing = missing_shards(folder)
     if missing:
-        note = f"{len(missing)} shard(s) listed in model.safetensors.index.json are missing: sized from config.json"
+        note = (f"{len(missing)} safetensors shard(s) are missing (e.g. {missing[0]}): an incomplete download? "
+                "Sized from config.json")
         return spec._replace(notes=(*spec.notes, note))
     headers = [read_header(f) for f in files]
     exact = exact_from_headers(headers, config, f"{len(files)} file(s) in {folder}")

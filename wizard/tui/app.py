@@ -139,12 +139,13 @@ class WizardApp(App):
     def write_repo(self, folder: str, force: bool) -> str | None:
         """Write the starter repo; None on success, else the one-line reason."""
         from wizard.artifacts.render import render_repo
-        from wizard.artifacts.writer import write_repo
+        from wizard.artifacts.writer import paths_to_keep, write_repo
 
         plan = build_plan(self.session)
         answers = {k: self.session.answers[k] for k in KEYS if k in self.session.answers}
         try:
-            self.written = write_repo(render_repo(plan, answers), Path(folder), force=force)
+            self.written = write_repo(render_repo(plan, answers), Path(folder), force=force,
+                                      keep=paths_to_keep(str(answers.get("model", ""))))
         except InputError as e:
             return e.line()
         store.clear()
