@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 
 class _Strict(BaseModel):
@@ -21,6 +21,16 @@ class ManagedPrice(_Strict):
 
 
 DAY_S = 86_400
+# Names that end up in Kubernetes objects and vLLM flags: the pattern, and the accepted form for the message.
+NAME_RULES = {
+    # the app name prefixes a Service ("-api"), which must start with a letter and fit 63 characters
+    "app_name": (r"[a-z]([-a-z0-9]{0,48}[a-z0-9])?", "expected at most 50 lowercase letters, digits and '-', starting "
+                 "with a letter and ending with a letter or digit"),
+    "namespace": (r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "expected a DNS-1123 label: at most 63 lowercase letters, "
+                  "digits and '-', starting and ending with a letter or digit"),
+    "served_model_name": (r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}", "expected at most 200 letters, digits and . _ / : -, "
+                          "starting with a letter or digit"),
+}
 
 
 class ColdStartOverrides(_Strict):
@@ -75,28 +85,12 @@ class Answers(_Strict):
     namespace: str | None = None
     served_model_name: str | None = None
 
-    @field_validator("app_name")
+    @field_validator("app_name", "namespace", "served_model_name")
     @classmethod
-    def _app_name(cls, v: str | None) -> str | None:
-        # It prefixes a Service name ("-api"), which must start with a letter and fit 63 characters.
-        if v is not None and not re.fullmatch(r"[a-z]([-a-z0-9]{0,48}[a-z0-9])?", v):
-            raise ValueError("expected at most 50 lowercase letters, digits and '-', starting with a letter and "
-                             "ending with a letter or digit")
-        return v
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", v):
-            raise ValueError("expected a DNS-1123 label: at most 63 lowercase letters, digits and '-', starting and "
-                             "ending with a letter or digit")
-        return v
-
-    @field_validator("served_model_name")
-    @classmethod
-    def _served_name(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}", v):
-            raise ValueError("expected at most 200 letters, digits and . _ / : -, starting with a letter or digit")
+    def _name(cls, v: str | None, info: ValidationInfo) -> str | None:
+        pattern, accepted = NAME_RULES[info.field_name]
+        if v is not None and not re.fullmatch(pattern, v):
+            raise ValueError(accepted)
         return v
 
     @field_validator("gpu")
