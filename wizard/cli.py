@@ -125,8 +125,9 @@ def cmd_default() -> int:
         return EXIT_USAGE
     from wizard.tui.app import WizardApp
 
-    WizardApp().run()
-    return EXIT_OK
+    app = WizardApp()
+    app.run()
+    return app.return_code or EXIT_OK  # textual sets 1 when the app ended on an unhandled error
 
 
 def cmd_ask() -> int:
