@@ -169,3 +169,15 @@ def test_very_low_traffic_is_cheaper_on_the_managed_api():
     assert c.managed_usd_month < c.total_usd_month
     assert 50 < c.break_even_daily_requests
     assert c.usd_per_mtok == approx((2920.0 + 3750.0) / (50 * 200 * 30.4 / 1e6))
+
+
+def test_break_even_beyond_what_the_replicas_carry_is_not_claimed():
+    # 40 sequences × 10 s per request carry at most 40 / 10 × 86,400 = 345,600 requests a day. With a managed API
+    # at a tenth of the price the break-even volume (1,671,464/day) is beyond that: no claim, and the capacity
+    # is given instead.
+    cheap = MANAGED._replace(usd_per_mtok_input=0.1, usd_per_mtok_output=0.3)
+    c = base(managed=cheap)
+    assert c.capacity_daily_requests == approx(345_600)
+    assert c.break_even_daily_requests is None and c.break_even_beyond_capacity
+    near = base()
+    assert near.break_even_daily_requests == pytest.approx(167_146.38, abs=0.01) and not near.break_even_beyond_capacity

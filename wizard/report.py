@@ -241,8 +241,12 @@ def plan_renderables(plan: dict, path: bool = True) -> list:
     if cost:
         usd = lambda x: "—" if x is None else f"${x:,.0f}"  # noqa: E731
         price = cost.get("gpu_price")
-        line = (f"Cost per month (§8): GPU bill {usd(cost['gpu_bill_usd_month'])} (idle share {usd(cost['idle_usd_month'])}) "
-                f"+ staff {usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
+        if plan["form"] == "managed_api":
+            line = (f"Cost per month (§8): managed API bill {usd(cost.get('managed_usd_month'))} + staff "
+                    f"{usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
+        else:
+            line = (f"Cost per month (§8): GPU bill {usd(cost['gpu_bill_usd_month'])} (idle share "
+                    f"{usd(cost['idle_usd_month'])}) + staff {usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
         if cost.get("usd_per_mtok") is not None:
             line += f"; ${cost['usd_per_mtok']:,.2f} per million output tokens"
         console.print(line, highlight=False)
@@ -250,12 +254,18 @@ def plan_renderables(plan: dict, path: bool = True) -> list:
             console.print(escape(f"  GPU price ${price['usd_per_gpu_hour']}/h ({price['kind']}, {price['provider']}, "
                                  f"{price['date'] or 'undated'}) — dated snapshot, re-check"), highlight=False)
         if cost.get("managed_usd_month") is not None and plan["form"] != "managed_api":
-            console.print(f"  Managed API for the same volume: {usd(cost['managed_usd_month'])}/month"
-                          + (f"; self-hosting breaks even above {cost['break_even_daily_requests']:,} requests/day"
-                             if cost.get("break_even_daily_requests") else ""), highlight=False)
+            if cost.get("break_even_daily_requests"):
+                tail = f"; self-hosting breaks even above {cost['break_even_daily_requests']:,} requests/day"
+            elif cost.get("break_even_beyond_capacity"):
+                tail = (f"; these replicas carry at most {cost['capacity_daily_requests']:,} requests/day, too few to "
+                        "beat that price: more replicas would cost more too")
+            else:
+                tail = ""
+            console.print(f"  Managed API for the same volume: {usd(cost['managed_usd_month'])}/month" + tail,
+                          highlight=False)
         if cost.get("self_host_usd_month") is not None:
             console.print(f"  Self-hosting the same load ({escape(str(cost['self_host_layout']))}) would cost "
-                          f"{usd(cost['self_host_usd_month'])}/month: the managed API saves "
+                          f"{usd(cost['self_host_usd_month'])}/month with its staff: the managed API saves "
                           f"{usd(cost.get('saving_usd_month'))}/month", highlight=False)
     q = plan.get("quantized_option")
     if q:

@@ -220,7 +220,8 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     ctx.cold_start = starts
     ramp = RAMP_SECONDS.get(load.pattern, 0.0) if online else 0.0
     # §2 "the average instead of P99": the sequences the daily volume implies in flight on average, at the
-    # request time the latency targets allow (the same figure the replicas were sized on)
+    # request time the latency targets allow (the figure the replicas were sized on; the cost's utilization
+    # uses the roofline's modelled request time instead, which is shorter when the targets are loose)
     implied = ctx.average_sequences
     return {
         "fits_one_gpu": bool(singles),

@@ -96,8 +96,11 @@ def cost_json(cost) -> dict[str, Any]:
         "usd_per_mtok": r(cost.usd_per_mtok),
         "managed_usd_month": r(cost.managed_usd_month),
         "average_utilization": r(cost.average_utilization),
+        "utilization_exact": cost.average_utilization,  # unrounded: bill × (1 − it) is the idle share shown
         "utilization_basis": cost.utilization_basis,
         "break_even_daily_requests": None if cost.break_even_daily_requests is None else round(cost.break_even_daily_requests),
+        "capacity_daily_requests": None if cost.capacity_daily_requests is None else round(cost.capacity_daily_requests),
+        "break_even_beyond_capacity": cost.break_even_beyond_capacity,
         "monthly_output_mtok": r(cost.monthly_output_mtok),
     }
     if cost.gpu_price is not None:

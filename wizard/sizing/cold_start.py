@@ -4,8 +4,9 @@
     weight download   weight bytes / network bandwidth (0 when the weights are already on a local disk or PVC)
     load to GPU       weight bytes per node / local disk read speed (the nodes of a replica load in parallel)
     engine init       torch.compile + CUDA graph capture + communication groups (growing with nodes)
-    first inference   one full-context prefill (DOMAIN §7: warm up with realistic lengths)
-The total sizes the startup-probe budget and VLLM_ENGINE_READY_TIMEOUT_S of the starter repo, and the
+    first inference   the TTFT of a typical request at the planned batch (DOMAIN §7: warm up with realistic lengths)
+The total without the image pull (it happens before the container starts) sizes the startup-probe budget and
+VLLM_ENGINE_READY_TIMEOUT_S of the starter repo; the whole total drives the
 cold_start_vs_ramp warning: if a new replica takes longer than the traffic ramp, scaling out does not work.
 Every assumption is a named default the caller may override.
 """
@@ -57,5 +58,5 @@ def cold_start(weight_bytes_total: float, nodes: int, first_token_s: float, enfo
         Stage("engine init", init,
               ("eager: no compile or graphs" if enforce_eager else f"compile {a.compile_s:g} s + CUDA graphs {a.cuda_graphs_s:g} s")
               + (f" + {nodes - 1} × {a.per_node_init_s:g} s node groups" if nodes > 1 else "")),
-        Stage("first inference", first_token_s, "one full-context prefill"),
+        Stage("first inference", first_token_s, "TTFT of a typical request at the planned batch"),
     ))

@@ -40,6 +40,8 @@ class Cost(NamedTuple):
     managed_price: ManagedPrice | None
     break_even_daily_requests: float | None  # above this volume self-hosting is cheaper than the managed API
     monthly_output_mtok: float | None
+    capacity_daily_requests: float | None = None  # what these replicas carry a day at full use (Little's law)
+    break_even_beyond_capacity: bool = False  # the break-even volume needs more replicas than this plan has
 
 
 def staff_cost(exposure: str, override: float | None = None) -> float:
@@ -83,10 +85,15 @@ def monthly_cost(*, gpus: int, price: GpuPrice | None, exposure: str, capacity_s
     mtok = daily_requests * output_tokens * DAYS_PER_MONTH / 1e6 if daily_requests else None
     managed_month = managed_cost(daily_requests, prompt_tokens, output_tokens, managed)
     break_even = None
+    beyond = False
+    # The most these replicas can serve: capacity sequences, each busy seconds_per_request per request.
+    capacity_daily = capacity_sequences / seconds_per_request * SECONDS_PER_DAY if seconds_per_request > 0 else None
     if total is not None and managed is not None:
         per_request = (prompt_tokens * managed.usd_per_mtok_input + output_tokens * managed.usd_per_mtok_output) / 1e6
         if per_request > 0:
             break_even = total / (per_request * DAYS_PER_MONTH)
+            if capacity_daily is not None and break_even > capacity_daily:  # this layout never gets there
+                break_even, beyond = None, True
     return Cost(
         gpu_bill_usd_month=bill,
         idle_usd_month=idle,
@@ -99,5 +106,7 @@ def monthly_cost(*, gpus: int, price: GpuPrice | None, exposure: str, capacity_s
         gpu_price=price,
         managed_price=managed,
         break_even_daily_requests=break_even,
+        capacity_daily_requests=capacity_daily,
+        break_even_beyond_capacity=beyond,
         monthly_output_mtok=mtok,
     )

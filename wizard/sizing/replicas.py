@@ -2,7 +2,8 @@
 
 A replica carries the largest batch that both fits its KV cache and keeps TTFT and TPOT within the P99
 targets (more sequences per step make every step slower, §9 Q3). Peak load in sequences is the larger of the
-peak concurrency given and what peak requests per second imply (Little's law: arrivals × time in system).
+peak concurrency given and what peak requests per second imply (Little's law: arrivals × time in system); the
+session also raises it to the average the daily volume implies, when that is higher (§2: not the average).
 """
 
 import math
