@@ -25,9 +25,11 @@ class StrictSafeLoader(BASE_LOADER):  # type: ignore[misc,valid-type]
         seen = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
-            if isinstance(key, (str, int, float, bool)) and key in seen:
+            if not isinstance(key, (str, int, float, bool)):
+                continue  # unhashable or composite keys: left to the schema that reads the mapping
+            if key in seen:
                 raise DuplicateKey(f"duplicate key {key!r} (line {key_node.start_mark.line + 1})")
-            seen.add(key) if isinstance(key, (str, int, float, bool)) else None
+            seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
 

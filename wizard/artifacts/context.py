@@ -15,9 +15,19 @@ from typing import Any
 from wizard.errors import InputError
 from wizard.sizing.engine import VLLM_VERSION
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 APP_NAME_MAX = 50  # + "-secrets" (8) and "-api" stay well inside 63
-APP_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,%d}[a-z0-9])?$" % (APP_NAME_MAX - 2))
+# Names that end up in Kubernetes objects and vLLM flags: the pattern, and the accepted form for messages.
+# The app name prefixes a Service ("-api"), which must start with a letter and fit 63 characters (DNS-1035).
+NAME_RULES = {
+    "app_name": (re.compile(r"[a-z]([-a-z0-9]{0,%d}[a-z0-9])?" % (APP_NAME_MAX - 2)),
+                 f"expected at most {APP_NAME_MAX} lowercase letters, digits and '-', starting with a letter and "
+                 "ending with a letter or digit"),
+    "namespace": (re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"),
+                  "expected a DNS-1123 label: at most 63 lowercase letters, digits and '-', starting and ending with "
+                  "a letter or digit"),
+    "served_model_name": (re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}"),
+                          "expected at most 200 letters, digits and . _ / : -, starting with a letter or digit"),
+}
 PORT = 8000
 PRESTOP_SLEEP_S = 15  # leave the Service endpoints before vLLM drains (checklist §2.1 SIGTERM, KServe 60/15/15)
 SHUTDOWN_TIMEOUT_S = 30  # --shutdown-timeout: drain in-flight requests (vLLM >= 0.18)
@@ -30,20 +40,11 @@ IMAGE = "vllm/vllm-openai"
 MODEL_VOLUME = "/models"  # where the pods mount the model PVC (HF_HOME is /models/hf)
 
 
-def dns_label(text: str, field: str) -> str:
-    """A Kubernetes name (DNS-1123 label) or an InputError naming the field."""
-    if not DNS_LABEL.match(text):
-        raise InputError(field, text, "expected a DNS-1123 label: lowercase letters, digits and '-', at most 63, "
-                                      "starting and ending with a letter or digit")
-    return text
-
-
-def app_label(text: str, field: str) -> str:
-    """The app name: a DNS-1035 label short enough for its suffixes ("-api" Service, "-secrets", "-models"),
-    since a Service name must start with a letter and stay within 63 characters."""
-    if not APP_LABEL.match(text):
-        raise InputError(field, text, f"expected a name of at most {APP_NAME_MAX} characters: lowercase letters, digits "
-                                      "and '-', starting with a letter and ending with a letter or digit")
+def checked_name(text: str, field: str) -> str:
+    """`text` if it passes NAME_RULES[field], else an InputError naming the field and the accepted form."""
+    pattern, accepted = NAME_RULES[field]
+    if not pattern.fullmatch(text):
+        raise InputError(field, text, accepted)
     return text
 
 
@@ -139,8 +140,8 @@ def client_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, A
 def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
     """Template values for one plan. Raises InputError for names that cannot be Kubernetes names."""
     model = str(answers.get("model") or plan.get("model") or "")
-    app = app_label(answers.get("app_name") or derive_name(model), "app_name")
-    namespace = dns_label(answers.get("namespace") or "default", "namespace")
+    app = checked_name(answers.get("app_name") or derive_name(model), "app_name")
+    namespace = checked_name(answers.get("namespace") or "default", "namespace")
     served = answers.get("served_model_name") or model
     has_gpus = bool(plan.get("gpu"))
     ctx: dict[str, Any] = {

@@ -54,23 +54,28 @@ def validate_answers(data: dict[str, Any], where: str = "answers") -> dict[str, 
 NUMBER_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")  # YAML 1.1 reads 1e6 as text
 
 
+def _kinds(info: Any) -> set[Any]:
+    """The types a pydantic field accepts (`int | None` → {int, NoneType})."""
+    from typing import get_args
+
+    return set(get_args(info.annotation)) or {info.annotation}
+
+
 def _check_kinds(model: Any, data: dict[str, Any], where: str, prefix: str = "") -> None:
     """A yes/no is not a number, a number is not a yes/no, and text is a number only for decimal keys written
     in exponent form (YAML 1.1 reads `1e6` as text): `true` must not count as 1 nor "16" as 16."""
-    from typing import get_args
-
     from pydantic import BaseModel
 
     for key, value in data.items():
         info = model.model_fields.get(key)
         if info is None or value is None:
             continue
-        kinds = set(get_args(info.annotation)) or {info.annotation}
+        kinds = _kinds(info)
         name = f"{where}: {prefix}{key}"
         if bool in kinds:
             if not isinstance(value, bool):
                 raise InputError(name, value, "expected true or false")
-        elif int in kinds and (isinstance(value, bool) or isinstance(value, str)):
+        elif int in kinds and isinstance(value, (bool, str)):
             raise InputError(name, value, "expected a whole number")
         elif float in kinds and (isinstance(value, bool) or (isinstance(value, str) and not NUMBER_TEXT.match(value))):
             raise InputError(name, value, "expected a number")
@@ -86,11 +91,9 @@ def load_answers_file(path: Path) -> dict[str, Any]:
 
 def text_keys() -> set[str]:
     """Answers keys whose value is text (model, gpu, names): `--set` takes those verbatim."""
-    from typing import get_args
-
     from wizard.session.answers_model import Answers
 
-    return {k for k, info in Answers.model_fields.items() if str in (set(get_args(info.annotation)) or {info.annotation})}
+    return {k for k, info in Answers.model_fields.items() if str in _kinds(info)}
 
 
 def parse_set(items: list[str]) -> dict[str, Any]:

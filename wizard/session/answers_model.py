@@ -3,10 +3,11 @@ so the full-screen wizard's first screen does not pay for pydantic (~0.15 s)."""
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from wizard.artifacts.context import NAME_RULES
 
 
 class _Strict(BaseModel):
@@ -21,18 +22,6 @@ class ManagedPrice(_Strict):
 
 
 DAY_S = 86_400
-# Names that end up in Kubernetes objects and vLLM flags: the pattern, and the accepted form for the message.
-NAME_RULES = {
-    # the app name prefixes a Service ("-api"), which must start with a letter and fit 63 characters
-    "app_name": (r"[a-z]([-a-z0-9]{0,48}[a-z0-9])?", "expected at most 50 lowercase letters, digits and '-', starting "
-                 "with a letter and ending with a letter or digit"),
-    "namespace": (r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "expected a DNS-1123 label: at most 63 lowercase letters, "
-                  "digits and '-', starting and ending with a letter or digit"),
-    "served_model_name": (r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}", "expected at most 200 letters, digits and . _ / : -, "
-                          "starting with a letter or digit"),
-}
-
-
 class ColdStartOverrides(_Strict):
     """Any assumption of the cold-start estimate (wizard/sizing/cold_start.py), in bytes, bytes/s and seconds.
     Bounds keep every derived probe threshold a sane integer (Kubernetes takes int32)."""
@@ -88,8 +77,8 @@ class Answers(_Strict):
     @field_validator("app_name", "namespace", "served_model_name")
     @classmethod
     def _name(cls, v: str | None, info: ValidationInfo) -> str | None:
-        pattern, accepted = NAME_RULES[info.field_name]
-        if v is not None and not re.fullmatch(pattern, v):
+        pattern, accepted = NAME_RULES[info.field_name]  # shared with the starter repo's own check
+        if v is not None and not pattern.fullmatch(v):
             raise ValueError(accepted)
         return v
 

@@ -86,6 +86,14 @@ def cost_of(c, load, exposure: str) -> dict[str, Any]:
     return cost_json(cost)
 
 
+def warm_minimum(replicas, env: dict[str, Any]) -> int:
+    """Replicas an autoscaler keeps warm (§7, §10): all of them when a new one is slower than the traffic ramp or
+    the work is offline, else the spare + 1; never above the replicas (a user may insist on fewer)."""
+    if env.get("cold_start_exceeds_ramp") or env.get("workload") != "online":
+        return replicas.replicas
+    return min(replicas.replicas, max(1, replicas.redundancy + 1))
+
+
 def cost_json(cost) -> dict[str, Any]:
     r = (lambda x: None if x is None else round(x, 2))  # noqa: E731
     out = {
@@ -173,9 +181,7 @@ def build_plan(session: Session) -> dict[str, Any]:
             "tp": c.tp,
             "pp": c.pp,
             "replicas": c.replicas.replicas,
-            # never above the replicas themselves (a user may insist on fewer than the rule's spare)
-            "min_replicas": min(c.replicas.replicas, c.replicas.replicas if env.get("cold_start_exceeds_ramp") else max(
-                1, c.replicas.redundancy + 1) if env.get("workload") == "online" else c.replicas.replicas),
+            "min_replicas": warm_minimum(c.replicas, env),
             "gpus_per_replica": c.gpus_per_copy,
             "nodes_per_replica": c.nodes_per_copy,
             "gpus_total": c.gpus_total,

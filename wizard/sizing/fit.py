@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
-from wizard.sizing.engine import BLOCK_SIZE, default_max_num_batched_tokens, unserved_reason
+from wizard.sizing.engine import BLOCK_SIZE, GIB, default_max_num_batched_tokens, unserved_reason
 from wizard.sizing.kv_cache import KvShape, kv_stages
 from wizard.sizing.layout import check_layout
 from wizard.sizing.params import ParamCount, count_params
@@ -135,14 +135,16 @@ def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFo
     return tuple(notes)
 
 
-def encoder_notes(act: ActivationPeak) -> tuple[str, ...]:
+def encoder_notes(act: ActivationPeak, model: ModelSpec) -> tuple[str, ...]:
     """The image encoder's share of the start-up profile, for towers the core can size (gemma-3's SigLIP)."""
-    if not act.encoder_items:
+    v = model.vision_encoder
+    if not act.encoder_items or v is None:
         return ()
-    gib = 2**30
-    return (f"image encoder profile (vLLM V1): {act.encoder_items} dummy images at once = {act.encoder / gib:.2f} GiB "
-            f"at its peak, then {act.encoder_outputs / gib:.2f} GiB of their embeddings held through the text pass; "
-            "the activation figure is the larger of the two phases. Serving text only? --limit-mm-per-prompt "
+    return (f"image encoder profile (vLLM V1, activations.py): {act.encoder_items} dummy images × "
+            f"{act.encoder // act.encoder_items / 2**20:.1f} MiB ({v.patches_per_item:,} patches, hidden "
+            f"{v.hidden_size:,}, MLP {v.intermediate_size:,}, from {v.source}) = {act.encoder / GIB:.2f} GiB at its "
+            f"peak, then {act.encoder_outputs / GIB:.2f} GiB of their embeddings held through the text pass; the "
+            "activation figure is the larger of the two phases. Serving text only? --limit-mm-per-prompt "
             "'{\"image\": 0}' skips it",)
 
 
@@ -188,5 +190,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         reserve=reserve,
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
-        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act),
+        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model),
     )
