@@ -87,9 +87,15 @@ def test_refuses_a_non_empty_folder_without_force(tmp_path):
     r = run_cli("plan", "--answers", str(ROOT / "tests" / "scenarios" / "tiny_model.yaml"), "--out", str(out))
     assert_one_line_error(r, "--out", "not empty", "--force")
     assert (out / "notes.txt").read_text() == "the user's own file"
+    # --force replaces only a starter repo this tool wrote (its marker lists the files): never the user's files.
     forced = run_cli("plan", "--answers", str(ROOT / "tests" / "scenarios" / "tiny_model.yaml"), "--out", str(out),
                      "--force")
-    assert forced.code == 0 and not (out / "notes.txt").exists() and (out / "RATIONALE.md").exists()
+    assert_one_line_error(forced, "--out", "no starter repo of this tool")
+    assert (out / "notes.txt").read_text() == "the user's own file"
+    repo = generate("tiny_model", tmp_path / "repo")
+    again = run_cli("plan", "--answers", str(ROOT / "tests" / "scenarios" / "tiny_model.yaml"), "--out", str(repo),
+                    "--force")
+    assert again.code == 0, again.err
 
 
 def test_force_never_replaces_the_model_folder_or_the_answers_file(tmp_path):
@@ -123,9 +129,7 @@ def test_bad_out_paths_are_one_clear_line(tmp_path, out, words):
 def test_replacing_keeps_a_users_folder_named_like_the_old_backup(tmp_path):
     # The writer once parked the replaced repo as ".<name>.replaced" and deleted it: a user's folder of that name
     # went with it. It also left the new repo private (0700, mkdtemp's mode).
-    out = tmp_path / "repo"
-    out.mkdir()
-    (out / "old.txt").write_text("old")
+    out = generate("tiny_model", tmp_path / "repo")
     mine = tmp_path / ".repo.replaced"
     mine.mkdir()
     (mine / "precious.txt").write_text("the user's")
@@ -141,10 +145,10 @@ def test_replacing_keeps_a_users_folder_named_like_the_old_backup(tmp_path):
 @pytest.mark.parametrize("failure", [OSError("disk full"), KeyboardInterrupt()])
 def test_nothing_half_written_on_failure(tmp_path, monkeypatch, failure):
     from wizard.artifacts import writer
+    from wizard.errors import InputError
 
     out = tmp_path / "existing"
-    out.mkdir()
-    (out / "keep.txt").write_text("previous repo")
+    writer.write_repo({"keep.txt": "previous repo"}, out)
     calls = {"n": 0}
     real = Path.write_text
 
@@ -155,7 +159,7 @@ def test_nothing_half_written_on_failure(tmp_path, monkeypatch, failure):
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", flaky)
-    with pytest.raises(type(failure)):
+    with pytest.raises(InputError if isinstance(failure, OSError) else type(failure)):  # an OSError is one line
         writer.write_repo({"a.txt": "1", "b/c.txt": "2", "d.txt": "3", "e.txt": "4"}, out, force=True)
     monkeypatch.undo()
     assert (out / "keep.txt").read_text() == "previous repo"  # the replaced folder is back, untouched
