@@ -36,3 +36,21 @@ def assert_one_line_error(run: Run, *words: str) -> None:
     assert run.out == ""
     for w in words:
         assert w in lines[0], (w, lines[0])
+
+
+def run_main(*args: str) -> Run:
+    """The command line in-process (`main(argv)`): the same contract as run_cli, without a new interpreter.
+
+    Anything escaping main() is a test failure by itself (the contract is no traceback, ever)."""
+    import contextlib
+    import io
+
+    from wizard.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse's usage errors
+            code = e.code if isinstance(e.code, int) else 2
+    return Run(code, out.getvalue(), err.getvalue())

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from wizard.artifacts.writer import write_repo
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -99,8 +101,7 @@ def test_full_walk_gives_the_plan_of_plan_answers_and_writes_the_repo(tmp_path):
     keys, expected_session = walk_keys(answers)
     expected = build_plan(expected_session)
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "old.txt").write_text("mine")
+    write_repo({"old.txt": "an earlier starter repo"}, out)  # --force replaces only a repo this tool wrote
     # summary → "Write the starter repo?" Yes (default) → the folder → not empty → "Replace it?" No (default)
     # → the folder again → "Replace it?" Yes
     keys += ENTER + typed(out) + ENTER + typed(out) + DOWN + ENTER

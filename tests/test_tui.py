@@ -145,8 +145,9 @@ def test_answers_autosave_and_resume():
             await answer(pilot, app, 4096)
 
     asyncio.run(first())
-    saved = store.load()
-    assert saved is not None and [k for k, _ in saved[0]] == ["model", "weight_precision", "context_tokens"]
+    loaded = store.load()
+    assert loaded.problem is None
+    assert [k for k, _ in loaded.saved.given] == ["model", "weight_precision", "context_tokens"]
 
     async def second():
         app = WizardApp(cursor_blink=False)
@@ -161,9 +162,10 @@ def test_answers_autosave_and_resume():
 
 
 def test_generate_refuses_a_non_empty_folder_until_confirmed(tmp_path):
+    from wizard.artifacts.writer import write_repo
+
     target = tmp_path / "repo"
-    target.mkdir()
-    (target / "mine.txt").write_text("keep me?")
+    write_repo({"mine.txt": "an earlier starter repo"}, target)  # --force replaces only a repo this tool wrote
 
     async def run():
         app = WizardApp(resume=False, cursor_blink=False)

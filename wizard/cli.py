@@ -93,7 +93,25 @@ def build_parser() -> Parser:
     return parser
 
 
+EXIT_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (`yes | head`)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # inside the guard: a reader that closed the pipe is found here, not at exit
+    except BrokenPipeError:
+        # `plan --json | head`: the reader is gone; end quietly, and keep Python's exit-time flush from
+        # printing "Exception ignored ... BrokenPipeError" by pointing stdout at /dev/null.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # stdout is not a real file (captured in tests)
+            pass
+        return EXIT_PIPE
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "size":
@@ -199,8 +217,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         from wizard.session.answers import KEYS
 
         recorded = {k: session.answers[k] for k in KEYS if k in session.answers}
-        keep = paths_to_keep(str(answers["model"]), args.answers)
-        written = write_repo(render_repo(plan, recorded), Path(args.out), force=args.force, keep=keep)
+        keep = paths_to_keep(str(answers["model"]))  # the answers file was read whole: replacing it is safe
+        notices: list[str] = []
+        try:
+            written = write_repo(render_repo(plan, recorded), Path(args.out), force=args.force, keep=keep,
+                                 notices=notices)
+        finally:  # a restored folder is said even when the write is then refused
+            for notice in notices:
+                print(f"llm-deploy-wizard: {notice}", file=sys.stderr)
         print(f"wrote the starter repo to {written} — start with README.md, the reasons are in RATIONALE.md",
               file=sys.stderr)
     if args.json:

@@ -18,10 +18,26 @@ class InputError(Exception):
         text = f"{self.field}: {shown} is not accepted; {self.accepted}"
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return printable(text)
 
 
 def value_text(value: object) -> str:
-    """Shorten a value for a one-line message (a whole config file must not flood the terminal)."""
-    text = str(value)
+    """Shorten a value for a one-line message (a whole config file must not flood the terminal). Never raises:
+    an integer too long to print (Python refuses str() beyond 4,300 digits) is described by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 400:
+        digits = int((value.bit_length() - 1) * 0.30103) + 1  # exact but at rare powers of ten
+        return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"
+    try:
+        text = str(value)
+    except Exception:  # a value whose str() fails (recursion, a broken object): name its type
+        text = f"a {type(value).__name__}"
+    text = " ".join(text.split()) if "\n" in text or "\r" in text else text
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def printable(text: str) -> str:
+    """One terminal line: a line break, U+2028 or a control character from a key, a path or a tensor name is shown
+    escaped (as repr shows it), so a message is always exactly one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -47,10 +47,9 @@ def run_ask(input: Any = None, output: Any = None, *, console: Console | None = 
         return EXIT_USAGE
     from rich.console import Console
 
-    from wizard.session import store
-
     console = console or Console(highlight=False)
     ui = _Prompter(input, output, console)
+    store = _Store(ui)
     session: Session | None = None
     try:
         session = _start(ui, store)
@@ -62,6 +61,23 @@ def run_ask(input: Any = None, output: Any = None, *, console: Console | None = 
         ui.say("")
         ui.say(RESUME_HINT)
         return EXIT_INTERRUPTED
+
+
+class _Store:
+    """The session store for `ask`: saving never stops the walk; a failure is said once, as a line."""
+
+    def __init__(self, ui: _Prompter) -> None:
+        from wizard.session import store
+
+        self.ui = ui
+        self.autosave = store.Autosave()
+        self.load = store.load
+        self.clear = store.clear
+
+    def save(self, given: list[tuple[str, Any]], extras: dict[str, Any]) -> None:
+        warning = self.autosave.save(given, extras)
+        if warning:
+            self.ui.say(warning)
 
 
 def _isatty(stream: Any) -> bool:
@@ -129,8 +145,11 @@ class _Prompter:
 def _start(ui: _Prompter, store) -> Session:
     from wizard.session.session import Session
 
-    saved = store.load()
-    if saved and saved[0]:
+    loaded = store.load()
+    if loaded.problem:
+        ui.say(loaded.problem)
+    saved = loaded.saved
+    if saved and saved.given:
         given, extras = saved
         ui.say(f"A saved session has {len(given)} answer(s), the last: {given[-1][0]} = {given[-1][1]!r}.")
         if ui.yes_no("Resume the saved session?", default=True):
@@ -291,7 +310,7 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
         return EXIT_OK
     from wizard.artifacts.context import derive_name
     from wizard.artifacts.render import render_repo
-    from wizard.artifacts.writer import paths_to_keep, write_repo
+    from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
     from wizard.session.answers import KEYS
 
     answers = {k: session.answers[k] for k in KEYS if k in session.answers}
@@ -305,24 +324,24 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
                          instruction="created if missing")
         default = folder
         path = Path(folder.strip())
+        notices: list[str] = []
         try:
-            written = write_repo(files, path, force=False, keep=keep)
-        except InputError as e:
-            if not (path.expanduser().is_dir() and "not empty" in e.accepted):
-                ui.say(e.line())
-                continue
+            written = write_repo(files, path, force=False, keep=keep, notices=notices)
+        except FolderNotEmpty:
             ui.say(f"{path} is not empty.")
             if not ui.yes_no("Replace it?", default=False):
                 continue
             try:
-                written = write_repo(files, path, force=True, keep=keep)
+                written = write_repo(files, path, force=True, keep=keep, notices=notices)
             except InputError as e2:
                 ui.say(e2.line())
                 continue
-        except OSError as e:
-            ui.say(f"{path}: could not be written ({e.strerror or e}); choose another folder")
+        except InputError as e:
+            ui.say(e.line())
             continue
         break
+    for notice in notices:
+        ui.say(notice)
     ui.say(f"Wrote the starter repo to {written} — start with README.md, the reasons are in RATIONALE.md")
     store.clear()
     return EXIT_OK

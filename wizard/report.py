@@ -15,13 +15,25 @@ from wizard.specs import GpuSpec
 GIB = 2**30
 
 
+class _Console(Console):
+    """rich's Console, leaving a closed pipe (`| head`) to the command line's one handler (cli.main) instead of
+    exiting by itself with status 1."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
+def new_console() -> Console:
+    return _Console()
+
+
 def gib(n: float) -> str:
     return f"{n / GIB:,.2f} GiB"
 
 
 def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None:
     """The size breakdown: model facts, per-GPU memory rows with formulas, verdict and KV capacity."""
-    console = console or Console()
+    console = console or new_console()
     m, g, i = r.model, r.gpu, r.inputs
     p = r.params
     # Names, paths and sources are data: escaped, so a "[" in a folder name or a note is printed, not parsed.
@@ -110,7 +122,7 @@ def print_models(entries: Iterable) -> None:
         unserved = unserved_reason(entry_architecture(e))
         t.add_row(escape(e.id), escape(e.family), (f"[bold]{escape(unserved)}[/bold] — " if unserved else "")
                   + escape(e.source) + (f" — {escape(e.note)}" if e.note else ""))
-    Console().print(t)
+    new_console().print(t)
 
 
 def print_gpus(gpus: Iterable[GpuSpec]) -> None:
@@ -128,12 +140,12 @@ def print_gpus(gpus: Iterable[GpuSpec]) -> None:
             g.interconnect,
             str(g.gpus_per_node),
         )
-    Console().print(t)
+    new_console().print(t)
 
 
 def print_lint(report) -> None:
     """`tree lint`: problems, or the probe figures and the first answers reaching each recommendation."""
-    console = Console()
+    console = new_console()
     if report.errors:
         for e in report.errors:
             console.print(f"[red]error:[/] {escape(str(e))}", highlight=False)
@@ -177,12 +189,12 @@ def print_tree_show(tree) -> None:
     root = RichTree(label(tree.start))
     shown.add(tree.start)
     grow(root, tree.start)
-    Console().print(root)
+    new_console().print(root)
 
 
 def print_tree_paths(tree, report) -> None:
     """`tree paths`: every distinct path to every recommendation, with answers that take it."""
-    console = Console()
+    console = new_console()
     by_leaf: dict[str, list] = {}
     for trail, answers in report.paths:
         by_leaf.setdefault(trail[-1], []).append((trail, answers))
@@ -208,7 +220,7 @@ class _Collect:
 
 def print_plan(plan: dict) -> None:
     """`plan`: the decision, the layout, the path with reasons, warnings and alternatives."""
-    console = Console()
+    console = new_console()
     for item in plan_renderables(plan):
         console.print(item, highlight=False)
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 
 from wizard.errors import InputError
-from wizard.yaml_file import read_yaml
+from wizard.yaml_file import parse_yaml, read_yaml
 
 
 # The keys in DESIGN.md's order (tests/test_answers.py checks this equals the schema's fields).
@@ -103,15 +103,13 @@ def parse_set(items: list[str]) -> dict[str, Any]:
     texts = text_keys()
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip(" \t")  # str.strip() would also drop U+2028 and turn "tp\u2028" into tp
+        if not sep or not key:
             raise InputError("--set", item, "expected KEY=VALUE")
-        if key.strip() in texts:
-            out[key.strip()] = value
+        if key in texts:
+            out[key] = value
             continue
-        try:
-            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
-        except yaml.YAMLError:
-            raise InputError(f"--set {key}", value, "expected a YAML scalar or mapping") from None
+        out[key] = parse_yaml(value, f"--set {key}", value) if value.strip() else ""
     return validate_answers(out, where="--set")
 
 

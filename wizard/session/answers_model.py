@@ -82,6 +82,15 @@ class Answers(_Strict):
             raise ValueError(accepted)
         return v
 
+    @field_validator("model")
+    @classmethod
+    def _printable(cls, v: str) -> str:
+        # A line break (\r, U+0085, U+2028) or control character would end a comment in a generated file, and
+        # YAML folds some of them: answers.yaml would no longer replay the same model.
+        if not all(c.isprintable() for c in v):
+            raise ValueError("expected printable text: no line breaks, tabs or control characters")
+        return v
+
     @field_validator("gpu")
     @classmethod
     def _gpu_id(cls, v: str) -> str:

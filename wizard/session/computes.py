@@ -12,6 +12,7 @@ from typing import Any, Callable
 from wizard.errors import InputError
 from wizard.sizing.engine import unserved_reason
 from wizard.sizing.fit import SizeInputs, size
+from wizard.sizing.layout import check_layout
 from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
 from wizard.sizing.performance import Workload
@@ -188,8 +189,9 @@ def plan_search(env: dict[str, Any], ctx: Context, exposure: str = "kubernetes",
     forced_tp, forced_pp = ctx.extras.get("tp"), ctx.extras.get("pp")
     if forced_tp or forced_pp:
         ranked = forced_layout(spec, gpus, base, forced_tp or 1, forced_pp or 1, load, prices)
-        if not ranked and len(gpus) == 1:
-            raise InputError("tp", forced_tp or 1, _layout_error(spec, gpus[0], base, forced_tp or 1, forced_pp or 1))
+        if not ranked:  # the layout the user insists on is to blame, not the GPU choice
+            field, value = ("tp", forced_tp) if forced_tp else ("pp", forced_pp)
+            raise InputError(field, value, _layout_error(spec, gpus, base, forced_tp or 1, forced_pp or 1))
         everything = search(spec, gpus, base, load, prices)
     else:
         ranked = everything = search(spec, gpus, base, load, prices)
@@ -286,12 +288,20 @@ def _form_costs(everything: list[Candidate], chosen: Candidate) -> dict[str, Any
     return out
 
 
-def _layout_error(spec: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int) -> str:
+def _layout_error(spec: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: int, pp: int) -> str:
+    """Why no card takes a forced TP × PP: the model's own divisibility rule when it breaks one (the same for every
+    card), else why the largest card cannot hold it."""
+    try:
+        check_layout(spec, tp, pp)
+    except InputError as e:
+        return e.accepted
+    gpu = max(gpus, key=lambda g: g.memory_reported_bytes)
     try:
         size(spec, gpu, base._replace(tp=tp, pp=pp))
     except InputError as e:
         return e.accepted
-    return f"TP {tp} × PP {pp} on {gpu.id} does not hold one {base.context_tokens}-token sequence of {spec.id}"
+    where = gpu.id if len(gpus) == 1 else f"any catalog GPU (the largest, {gpu.id}, included)"
+    return f"TP {tp} × PP {pp} on {where} does not hold one {base.context_tokens}-token sequence of {spec.id}"
 
 
 FUNCTIONS: dict[str, Callable[[dict[str, Any], Context], dict[str, Any]]] = {

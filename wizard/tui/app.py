@@ -43,18 +43,27 @@ class WizardApp(App):
         self.offer_resume = resume
         self.cursor_blink = cursor_blink  # tests turn it off for stable screenshots
         self.written: Path | None = None
+        self.autosaver = store.Autosave()
 
     # -- navigation
     def on_mount(self) -> None:
         self.show_current()
-        saved = store.load() if self.offer_resume else None
-        if saved and saved[0]:
+        loaded = store.load() if self.offer_resume else store.Loaded(None, None)
+        if loaded.problem:
+            self.notify(loaded.problem, title="Saved session", severity="warning", timeout=15, markup=False)
+        saved = loaded.saved
+        if saved and saved.given:
             self.push_screen(
-                ConfirmScreen(f"Resume the saved session ({len(saved[0])} answers)?", "Resume", "Start over"),
+                ConfirmScreen(f"Resume the saved session ({len(saved.given)} answers)?", "Resume", "Start over"),
                 lambda yes: self._resume(saved) if yes else store.clear(),
             )
 
-    def _resume(self, saved: tuple[list[tuple[str, Any]], dict[str, Any]]) -> None:
+    def autosave(self) -> None:
+        warning = self.autosaver.save(self.session.given, self.session.context.extras)
+        if warning:
+            self.notify(warning, title="Autosave", severity="warning", timeout=15, markup=False)
+
+    def _resume(self, saved: store.Saved) -> None:
         given, extras = saved
         self.session.context.extras.update(extras)
         self.session.restore(given)
@@ -79,7 +88,7 @@ class WizardApp(App):
             if isinstance(screen, QuestionScreen):
                 screen.show_error(e.line())
             return
-        store.save(self.session.given, self.session.context.extras)
+        self.autosave()
         if q is not None and q.var == "model":
             self.notify(self.model_found(), title="Model found", timeout=8, markup=False)
         self.show_current()
@@ -117,7 +126,7 @@ class WizardApp(App):
     # -- actions (bound keys)
     def action_back(self) -> None:
         if isinstance(self.screen, (QuestionScreen, SummaryScreen)) and self.session.back():
-            store.save(self.session.given, self.session.context.extras)
+            self.autosave()
             self.show_current()
 
     def action_help(self) -> None:
@@ -137,15 +146,17 @@ class WizardApp(App):
         return f"./{derive_name(str(self.session.answers.get('model', 'llm')))}-deploy"
 
     def write_repo(self, folder: str, force: bool) -> str | None:
-        """Write the starter repo; None on success, else the one-line reason."""
+        """Write the starter repo; None on success, else the one-line reason (FolderNotEmpty is raised)."""
         from wizard.artifacts.render import render_repo
-        from wizard.artifacts.writer import paths_to_keep, write_repo
+        from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
 
         plan = build_plan(self.session)
         answers = {k: self.session.answers[k] for k in KEYS if k in self.session.answers}
         try:
             self.written = write_repo(render_repo(plan, answers), Path(folder), force=force,
                                       keep=paths_to_keep(str(answers.get("model", ""))))
+        except FolderNotEmpty:
+            raise  # the screen asks before replacing
         except InputError as e:
             return e.line()
         store.clear()

@@ -191,13 +191,16 @@ class GenerateScreen(ModalScreen[None]):
 
     def _write(self, folder: str, force: bool) -> None:
         app: WizardApp = self.app  # type: ignore[assignment]
-        message = app.write_repo(folder, force)
-        if message is None:
-            return
-        if "not empty" in message and not force:
-            app.push_screen(ConfirmScreen(f"{folder} is not empty. Replace everything in it?", "Replace",
+        from wizard.artifacts.writer import FolderNotEmpty
+
+        try:
+            message = app.write_repo(folder, force)
+        except FolderNotEmpty:
+            app.push_screen(ConfirmScreen(f"{folder} is not empty. Replace the starter repo in it?", "Replace",
                                           safe_default=True),
                             lambda yes: self._write(folder, True) if yes else None)
+            return
+        if message is None:
             return
         self.query_one("#error", Label).update(f"⚠ {message}")
 
