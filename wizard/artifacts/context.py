@@ -142,12 +142,15 @@ def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
     model = str(answers.get("model") or plan.get("model") or "")
     app = checked_name(answers.get("app_name") or derive_name(model), "app_name")
     namespace = checked_name(answers.get("namespace") or "default", "namespace")
-    served = answers.get("served_model_name") or model
+    # A local folder named like a flag ("--trust-remote-code") must reach vLLM as a path, never as an option.
+    model_arg = f"./{model}" if model.startswith("-") else model
+    served = answers.get("served_model_name") or model_arg
     has_gpus = bool(plan.get("gpu"))
     ctx: dict[str, Any] = {
         "plan": plan,
         "answers": answers,
         "model": model,
+        "model_arg": model_arg,
         "served_model_name": served,
         "app": app,
         "service_name": f"{app}-api",  # never "vllm": an injected VLLM_PORT crashes vLLM (checklist item 14)

@@ -8,6 +8,7 @@ StrictUndefined turns a missing value into an error instead of an empty string.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +34,25 @@ def one_line(value: Any) -> str:
     return "".join(c if c.isprintable() else "?" for c in str(value))
 
 
+# What Markdown could read as markup in the middle of a line: code spans, links, table cells, and a "<" or "&"
+# only where it starts raw HTML, an autolink or an entity (CommonMark 6.5-6.6, 2.5); not emphasis, not "< 100".
+MD_SPECIAL = re.compile(r"[\\`\[\]|]|<(?=[A-Za-z/!?])|&(?=[A-Za-z#])")
+
+
+def md_text(value: Any) -> str:
+    """User text in Markdown prose: one line, every character Markdown could read as markup backslash-escaped, so
+    a model id can never become raw HTML, a link (`javascript:`) or a table cell break."""
+    return MD_SPECIAL.sub(lambda m: "\\" + m.group(0), one_line(value))
+
+
+def md_code(value: Any) -> str:
+    """User text as a Markdown code span, fenced by more backticks than it contains (CommonMark 6.1)."""
+    text = one_line(value)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def yaml_scalar(value: Any) -> str:
     """A value as a YAML flow scalar that cannot break out of its place."""
     return json.dumps(value, ensure_ascii=False)
@@ -51,7 +71,8 @@ def environment() -> Environment:
     # lines at) becomes "?", so a model id can never end a comment and start code.
     env.filters["oneline"] = one_line
     env.filters["docstring"] = lambda v: one_line(v).replace("\\", "\\\\").replace('"', '\\"')
-    env.filters["mdline"] = lambda v: one_line(v).replace("|", "\\|")
+    env.filters["mdline"] = md_text
+    env.filters["mdcode"] = md_code
     env.filters["gib"] = lambda n: f"{n / 2**30:,.2f} GiB"
     env.filters["usd"] = lambda x: "—" if x is None else f"${x:,.0f}"
     env.filters["num"] = lambda n: f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"
