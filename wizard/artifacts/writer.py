@@ -20,7 +20,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from wizard.errors import InputError
@@ -244,19 +245,26 @@ def _stage(files: dict[str, str], parent: Path, name: str, mode: int | None = No
     return staging
 
 
+@contextmanager
+def _all_or_nothing(out: Path, verb: str, undo: Callable[[], None]) -> Iterator[None]:
+    """Run the block; on any failure (Ctrl+C included) `undo` it, and turn an OSError into one line."""
+    try:
+        yield
+    except BaseException as e:
+        undo()
+        if isinstance(e, OSError):
+            raise InputError("--out", str(out), f"could not be {verb} ({_reason(e)}); nothing was written") from None
+        raise
+
+
 def _write_new(files: dict[str, str], out: Path) -> Path:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError("--out", str(out), f"cannot be created ({_reason(e)})") from None
     staging = _stage(files, out.parent, out.name)
-    try:
+    with _all_or_nothing(out, "created", lambda: shutil.rmtree(staging, ignore_errors=True)):
         os.rename(staging, out)  # rename, not replace: a folder made meanwhile is not clobbered
-    except BaseException as e:
-        shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(e, OSError):
-            raise InputError("--out", str(out), f"could not be created ({_reason(e)}); nothing was written") from None
-        raise
     return out
 
 
@@ -266,18 +274,17 @@ def _fill_empty(files: dict[str, str], out: Path) -> Path:
     staging = _stage(files, out, "repo", mode=0o700)
     tops = sorted({Path(rel).parts[0] for rel in files}, key=lambda t: (t != MARKER, t))
     moved: list[Path] = []
-    try:
+
+    def undo() -> None:
+        for p in moved:
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)
+
+    with _all_or_nothing(out, "written", undo):
         for top in tops:
             os.rename(staging / top, out / top)
             moved.append(out / top)
         staging.rmdir()
-    except BaseException as e:
-        for p in moved:
-            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-        shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(e, OSError):
-            raise InputError("--out", str(out), f"could not be written ({_reason(e)}); nothing was written") from None
-        raise
     return out
 
 
