@@ -163,7 +163,7 @@ def test_validation_message_inline_then_a_correct_retry(tmp_path):
 
         def rest():  # once the message is on the screen, correct the answer
             deadline = time.monotonic() + 10
-            while "expected a number" not in buf.getvalue() and time.monotonic() < deadline:
+            while "expected a whole number" not in buf.getvalue() and time.monotonic() < deadline:
                 time.sleep(0.02)
             pipe.send_text(typed(4096) + CTRL_C)
 
@@ -172,7 +172,7 @@ def test_validation_message_inline_then_a_correct_retry(tmp_path):
         code = run_ask(pipe, screen, console=Console(file=lines, width=200))
         feeder.join()
     assert code == 130
-    assert "context_tokens: 'abc' is not accepted; expected a number" in buf.getvalue()
+    assert "context_tokens: 'abc' is not accepted; expected a whole number" in buf.getvalue()
     assert saved(tmp_path)[-1] == ("context_tokens", 4096)
 
 

@@ -133,7 +133,7 @@ def write_session(text: str) -> Path:
 
 
 @pytest.mark.parametrize(("text", "words"), [
-    ("given: [[model, Qwen/Qwen3-0.6B]]\nextras: {replicas: -5}\n", ["replicas", "greater than or equal to 1"]),
+    ("given: [[model, Qwen/Qwen3-0.6B]]\nextras: {replicas: -5}\n", ["replicas", "from 1 to 10,000"]),
     ("given: [[peak_concurrency, true]]\n", ["peak_concurrency", "whole number"]),
     ("given: [[no_such_key, 1]]\n", ["no_such_key", "unknown key"]),
     ("given: [[model]]\n", ["[key, value] pairs"]),

@@ -16,7 +16,7 @@ from starter_repo import launch_argv, validate_repo
 from wizard.artifacts.render import render_repo
 from wizard.artifacts.writer import write_repo
 from wizard.errors import InputError
-from wizard.session.answers import KEYS, validate_answers
+from wizard.session.answers import recorded, validate_answers
 from wizard.session.plan import build_plan
 from wizard.session.session import run_answers
 
@@ -52,7 +52,7 @@ def test_metacharacters_are_rejected_or_quoted(tmp_path_factory, folder, served,
         answers = validate_answers(raw)
         session = run_answers(answers)
         plan = build_plan(session)
-        files = render_repo(plan, {k: session.answers[k] for k in KEYS if k in session.answers})
+        files = render_repo(plan, recorded(session.answers))
     except InputError as e:
         event(f"rejected: {e.field.split(':')[-1].strip()}")
         assert "\n" not in e.line().strip() or "\n" in str(e.value)  # one line (a value may carry its own newline)

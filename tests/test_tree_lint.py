@@ -13,14 +13,14 @@ from wizard.errors import InputError
 from wizard.session.answers import accepted_values
 from wizard.session.computes import FUNCTIONS
 from wizard.tree.lint import lint
-from wizard.tree.loader import check_integrity, default_tree_path, load_tree
+from wizard.tree.loader import check_integrity, default_tree_path, load_tree, with_answer_rules
 from wizard.tree.schema import Tree
 
 RAW = yaml.safe_load(default_tree_path().read_text())
 
 
 def lint_raw(raw: dict):
-    tree = Tree.model_validate(raw)
+    tree = Tree.model_validate(with_answer_rules(raw, "tree"))
     check_integrity(tree)
     return lint(tree, FUNCTIONS, accepted_values())
 
@@ -107,13 +107,14 @@ def test_shadowed_recommendation_is_unreachable():
 def test_unknown_function_and_key_and_template_variable():
     def bad(raw):
         raw["nodes"]["fit"]["function"] = "fitt"
-        raw["nodes"]["kv_cache_dtype"]["var"] = "kv_dtype"
         raw["nodes"]["single_gpu"]["summary"] = "{{ undefined_thing }}"
 
     errors = lint_raw(mutated(bad)).errors
     assert any("unknown compute function 'fitt'" in e for e in errors)
-    assert any("question kv_cache_dtype: var 'kv_dtype' is not a key of the answers file" in e for e in errors)
     assert any("recommendation single_gpu: summary uses 'undefined_thing'" in e for e in errors)
+    # a question asking for a key the answers table lacks cannot even load: its rules would be nowhere
+    with pytest.raises(InputError, match=r"nodes\.kv_cache_dtype\.var.*kv_dtype.*under answers"):
+        lint_raw(mutated(lambda r: r["nodes"]["kv_cache_dtype"].update(var="kv_dtype")))
 
 
 def test_unknown_key_in_a_node_is_a_load_error(tmp_path):

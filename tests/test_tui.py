@@ -116,7 +116,7 @@ def test_validation_message_inline_then_a_good_answer():
             return message, app.session.question.var
 
     message, now = asyncio.run(run())
-    assert "context_tokens" in message and "'lots'" in message and "expected a number" in message
+    assert "context_tokens" in message and "'lots'" in message and "expected a whole number" in message
     assert now == "prompt_tokens"
 
 

@@ -86,6 +86,9 @@ def build_parser() -> Parser:
 
     sub.add_parser("ask", help="the wizard's questions as line prompts (plain SSH, screen readers, small terminals)")
 
+    schema = sub.add_parser("schema", help="the JSON Schema of a public JSON object")
+    schema.add_argument("object", choices=("answers",), help="answers: the answers file")
+
     models = sub.add_parser("models", help="list the bundled model catalog")
     models.add_argument("--json", action="store_true")
     gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
@@ -114,19 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "size":
-            return cmd_size(args)
-        if args.command == "plan":
-            return cmd_plan(args)
-        if args.command == "tree":
-            return cmd_tree(args)
-        if args.command == "models":
-            return cmd_models(args)
-        if args.command == "ask":
-            return cmd_ask()
-        if args.command == "gpus":
-            return cmd_gpus(args)
-        return cmd_default()
+        return COMMANDS.get(args.command, cmd_default)(args)
     except InputError as e:
         print(f"llm-deploy-wizard: error: {e.line()}", file=sys.stderr)
         return EXIT_USAGE
@@ -135,7 +126,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return 130
 
 
-def cmd_default() -> int:
+def cmd_default(args: argparse.Namespace | None = None) -> int:
     """No command: the full-screen wizard on a terminal; elsewhere one line saying what to run instead."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("llm-deploy-wizard: error: the full-screen wizard needs a terminal (stdin and stdout); use "
@@ -148,7 +139,7 @@ def cmd_default() -> int:
     return app.return_code or EXIT_OK  # textual sets 1 when the app ended on an unhandled error
 
 
-def cmd_ask() -> int:
+def cmd_ask(args: argparse.Namespace) -> int:
     from wizard.prompts import run_ask
 
     return run_ask()
@@ -214,9 +205,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.out is not None:
         from wizard.artifacts.render import render_repo
         from wizard.artifacts.writer import paths_to_keep, write_repo
-        from wizard.session.answers import KEYS
+        from wizard.session.answers import recorded as recorded_answers
 
-        recorded = {k: session.answers[k] for k in KEYS if k in session.answers}
+        recorded = recorded_answers(session.answers)
         keep = paths_to_keep(str(answers["model"]))  # the answers file was read whole: replacing it is safe
         notices: list[str] = []
         try:
@@ -296,6 +287,17 @@ def cmd_gpus(args: argparse.Namespace) -> int:
 
     print_gpus(gpus)
     return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from wizard.session.answer_rules import json_schema
+
+    print(json.dumps(json_schema(), indent=2))
+    return EXIT_OK
+
+
+COMMANDS = {"size": cmd_size, "plan": cmd_plan, "tree": cmd_tree, "models": cmd_models, "gpus": cmd_gpus,
+            "ask": cmd_ask, "schema": cmd_schema}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -311,9 +311,9 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
     from wizard.artifacts.context import derive_name
     from wizard.artifacts.render import render_repo
     from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
-    from wizard.session.answers import KEYS
+    from wizard.session.answers import recorded
 
-    answers = {k: session.answers[k] for k in KEYS if k in session.answers}
+    answers = recorded(session.answers)
     files = render_repo(plan, answers)
     name = answers.get("app_name") or derive_name(str(answers.get("model") or plan.get("model") or ""))
     default = f"./{name}-deploy"

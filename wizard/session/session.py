@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.session.answers import validate_answers
 from wizard.session.computes import FUNCTIONS, Context
 from wizard.session.questions import coerce
-from wizard.tree.loader import load_tree
+from wizard.tree.loader import bundled_tree
 from wizard.tree.schema import Compute, Question, Recommendation, Tree
 from wizard.tree.walker import WalkState, walk
 
@@ -22,7 +21,7 @@ class Session:
     """One walk through the tree. `extras` are answers-file keys no question asks (tp, pp, replicas, ...)."""
 
     def __init__(self, tree: Tree | None = None, extras: dict[str, Any] | None = None) -> None:
-        self.tree = tree or load_tree()
+        self.tree = tree or bundled_tree()
         self.given: list[tuple[str, Any]] = []  # (var, value) in the order asked on the current path
         self.remembered: dict[str, Any] = {}  # every answer ever given: offered as the default next time
         self.context = Context(extras)
@@ -63,9 +62,7 @@ class Session:
         q = self.question
         if q is None:
             raise InputError("answer", raw, "the walk is finished; use back() to change an answer")
-        value = coerce(q, raw)
-        if value is not None:
-            validate_answers({q.var: value}, where="answer")
+        value = coerce(q, raw, self.tree)
         before = list(self.given)
         self.given.append((q.var, value))
         try:
@@ -103,7 +100,7 @@ class Session:
 
 def run_answers(data: dict[str, Any], tree: Tree | None = None) -> Session:
     """Non-interactive: walk with the given answers, taking the tree's default for every question not answered."""
-    tree = tree or load_tree()
+    tree = tree or bundled_tree()
     asked = {n.var for n in tree.nodes.values() if isinstance(n, Question)}
     extras = {k: v for k, v in data.items() if k not in asked}
     session = Session(tree, extras)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
-from pydantic import ValidationError
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from wizard.errors import InputError
 from wizard.yaml_file import read_yaml
-from wizard.tree.schema import Compute, ExposureMap, Question, Recommendation, Tree, compares
+from wizard.tree.schema import RULE_FIELDS, AnswerRule, Compute, ExposureMap, Question, Recommendation, Tree, compares
 
 PACKAGE_TREES = Path(__file__).resolve().parent.parent / "trees"  # inside the wheel (force-included)
 SOURCE_TREES = Path(__file__).resolve().parent.parent.parent / "trees"  # a source checkout / editable install
@@ -22,18 +25,51 @@ def default_tree_path() -> Path:
     raise InputError("tree", "deployment.yaml", "the bundled tree is missing from this installation")
 
 
+@lru_cache(maxsize=1)
+def bundled_tree() -> Tree:
+    """The bundled tree, loaded and checked once per process (a Tree is frozen: safe to share)."""
+    return load_tree()
+
+
 def load_tree(path: Path | None = None) -> Tree:
     """Parse and check a tree file; every problem is one InputError naming the node or key."""
     path = path or default_tree_path()
     raw = read_yaml(path, "tree")
     try:
-        tree = Tree.model_validate(raw)
+        tree = Tree.model_validate(with_answer_rules(raw, path.name))
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("Question", "Compute", "Recommendation", "function-")))
         raise InputError(f"{path.name}: {where}", err.get("input", ""), err["msg"]) from None
     check_integrity(tree, path.name)
     return tree
+
+
+def with_answer_rules(raw: Any, name: str) -> Any:
+    """The raw tree with each question node's rule fields (type, bounds, choices) filled in from `answers:`, the
+    one place they are written; a node that restates one, or asks a key `answers:` lacks, is refused."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("answers"), dict) or not isinstance(raw.get("nodes"), dict):
+        return raw  # the schema names what is missing
+    try:
+        rules = TypeAdapter(dict[str, AnswerRule]).validate_python(raw["answers"])
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise InputError(f"{name}: answers.{where}", err.get("input", ""), err["msg"]) from None
+    nodes = {}
+    for node_id, node in raw["nodes"].items():
+        if isinstance(node, dict) and node.get("kind") == "question":
+            var = node.get("var")
+            if var not in rules:
+                raise InputError(f"{name}: nodes.{node_id}.var", var, "expected a key defined under answers:")
+            restated = [k for k in RULE_FIELDS if k in node]
+            if restated:
+                raise InputError(f"{name}: nodes.{node_id}.{restated[0]}", node[restated[0]],
+                                 f"state it once, under answers.{var}")
+            rule = rules[var]
+            node = {**{k: getattr(rule, k) for k in RULE_FIELDS}, "default": rule.default, **node}
+        nodes[node_id] = node
+    return {**raw, "nodes": nodes}
 
 
 def check_integrity(tree: Tree, name: str = "tree") -> None:

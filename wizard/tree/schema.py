@@ -60,6 +60,32 @@ class Choice(BaseModel):
     help: str = ""
 
 
+class AnswerRule(BaseModel):
+    """The one definition of an answers-file key: its type, bounds, choices and default (the tree's `answers:`).
+
+    Question nodes ask for a key and get these fields filled in by the loader; every reader of answers (the
+    answers file, `--set`, the session file, `ask`, the full-screen wizard) validates through them."""
+
+    model_config = STRICT
+    type: Literal["choice", "number", "bool", "text", "mapping"]
+    describe: str  # the meaning, with its unit and §: shown in docs and the JSON Schema
+    default: Union[Scalar, list[Scalar]] = None
+    optional: bool = False  # may be absent (a question may then be left empty)
+    choices: list[Choice] = []
+    choices_from: Literal["gpu_catalog", "model_catalog"] | None = None  # choices filled from a catalog
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False  # numbers: the minimum itself is not accepted
+    integer: bool = True  # numbers: whole numbers unless false
+    max_length: int | None = None  # text: at most this many characters
+    name_rule: Literal["app_name", "namespace", "served_model_name"] | None = None  # text: a Kubernetes name rule
+    fields: dict[str, AnswerRule] = {}  # mappings: the rule of each key inside
+
+
+# What a question node takes from its key's rule (the loader fills them; a node restating one is an error).
+RULE_FIELDS = ("type", "optional", "choices", "choices_from", "minimum", "maximum", "integer")
+
+
 class Question(BaseModel):
     """Asks for one answers-file key (`var`). `section` names the DOMAIN.md rule the help quotes."""
 
@@ -158,12 +184,13 @@ class Tree(BaseModel):
     version: Literal[1]
     title: str
     start: str
+    answers: dict[str, AnswerRule]
     nodes: dict[str, Node]
     warnings: list[WarningRule] = []
     alternatives: list[Alternative] = []
 
 
-for _model in (All, Any_, Not, Edge, WarningRule, WhyNot):
+for _model in (All, Any_, Not, Edge, WarningRule, WhyNot, AnswerRule):
     _model.model_rebuild()
 
 

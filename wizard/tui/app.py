@@ -15,7 +15,7 @@ from textual.binding import Binding
 from wizard.artifacts.context import derive_name
 from wizard.errors import InputError
 from wizard.session import store
-from wizard.session.answers import KEYS
+from wizard.session.answers import recorded
 from wizard.session.plan import build_plan
 from wizard.session.preview import panel_lines, preview
 from wizard.session.questions import coerce
@@ -114,7 +114,7 @@ class WizardApp(App):
         q = session.question
         if var is not None and q is not None and q.var == var and value not in (None, ""):
             try:
-                value = coerce(q, value)  # a half-typed value shows the last good numbers, never an error
+                value = coerce(q, value, session.tree)  # a half-typed value shows the last good numbers, never an error
             except InputError:
                 return
             shadow = Session(session.tree, session.context.extras)
@@ -151,7 +151,7 @@ class WizardApp(App):
         from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
 
         plan = build_plan(self.session)
-        answers = {k: self.session.answers[k] for k in KEYS if k in self.session.answers}
+        answers = recorded(self.session.answers)
         try:
             self.written = write_repo(render_repo(plan, answers), Path(folder), force=force,
                                       keep=paths_to_keep(str(answers.get("model", ""))))
