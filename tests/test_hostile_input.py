@@ -185,3 +185,12 @@ def test_ask_says_a_discarded_session_and_goes_on(tmp_path):
         code = run_ask(pipe, DummyOutput(), console=Console(file=f, width=200))
     assert code == 130
     assert "could not be resumed" in out.read_text()
+
+
+@pytest.mark.parametrize("gpu", ["auto", "h100-sxm-80gb"])
+def test_a_forced_tp_no_card_takes_blames_tp_not_the_gpu(tmp_path, gpu):
+    # Llama-3.1-8B has 32 attention heads: TP 3 divides none of them, on any card; gpu: auto used to take the blame.
+    path = tmp_path / "a.yaml"
+    path.write_text(f"model: meta-llama/Llama-3.1-8B-Instruct\ngpu: {gpu}\ntp: 3\n")
+    assert_one_line_error(run_main("plan", "--answers", str(path)), "tp: '3'", "num_attention_heads (32)",
+                          "accepted 1, 2, 4, 8, 16, 32")
