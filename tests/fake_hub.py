@@ -9,6 +9,12 @@ HfApi.get_safetensors_metadata / parse_safetensors_file_metadata, utils/_http.hf
 - a private repo: 401 RepoNotFound unless `Authorization: Bearer <its token>` is sent;
 - a token starting with hf_invalid: 401 "Invalid credentials in Authorization header" for any repo;
 - a slow repo: sleeps `delay` seconds before answering (interrupted when the server stops).
+Misbehaving repos, for the deadline of wizard.sources.hub (HEAD answers stay correct, so the probe succeeds;
+`only` limits the misbehaviour to some files, by default every file):
+- trickle: a GET body is sent one byte every `delay` seconds;
+- stall-get: a GET waits `delay` seconds before sending anything (a stall after a good HEAD);
+- truncate: a GET announces the whole Content-Length but sends half of the body, then closes the connection;
+- redirect-loop: every request is answered 302 with Location: the same URL.
 Every request is logged as a Request(method, path, auth, range) in `FakeHub.requests`.
 """
 
@@ -98,9 +104,10 @@ class Request(NamedTuple):
 class Repo:
     files: dict[str, bytes]
     commit: str
-    mode: str = "ok"  # ok | gated | private | slow
+    mode: str = "ok"  # ok | gated | private | slow | trickle | stall-get | truncate | redirect-loop
     token: str | None = None  # private: the token that opens it
-    delay: float = 0.0  # slow: seconds before answering
+    delay: float = 0.0  # slow, stall-get: seconds before answering; trickle: seconds between two bytes
+    only: tuple[str, ...] = ()  # trickle, stall-get, truncate: the files that misbehave (empty: all)
 
 
 @dataclass
@@ -183,6 +190,12 @@ class FakeHub:
             return self._error(h, 403 if auth else 401, "GatedRepo", message)
         if repo.mode == "private" and auth != f"Bearer {repo.token}":
             return self._error(h, 401, "RepoNotFound", "Repository not found")
+        if repo.mode == "redirect-loop":
+            h.send_response(302)
+            h.send_header("Location", h.path)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return None
         if revision not in ("main", repo.commit):
             return self._error(h, 404, "RevisionNotFound", "Invalid rev id: " + revision)
         data = repo.files.get(filename)
@@ -194,6 +207,9 @@ class FakeHub:
             a, _, b = ranged[6:].partition("-")
             start, end, status = int(a), min(int(b) if b else len(data) - 1, len(data) - 1), 206
         chunk = data[start : end + 1]
+        misbehave = body and (not repo.only or filename in repo.only)
+        if misbehave and repo.mode == "stall-get" and self._stopping.wait(repo.delay):
+            return None
         h.send_response(status)
         h.send_header("X-Repo-Commit", repo.commit)
         h.send_header("ETag", '"' + hashlib.sha1(data).hexdigest() + '"')
@@ -203,7 +219,17 @@ class FakeHub:
         if status == 206:
             h.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
         h.end_headers()
-        if body:
+        if misbehave and repo.mode == "trickle":
+            for i in range(len(chunk)):
+                h.wfile.write(chunk[i : i + 1])
+                h.wfile.flush()
+                if self._stopping.wait(repo.delay):
+                    return None
+        elif misbehave and repo.mode == "truncate":
+            h.wfile.write(chunk[: len(chunk) // 2])
+            h.wfile.flush()
+            h.close_connection = True
+        elif body:
             h.wfile.write(chunk)
         return None
 
@@ -256,4 +282,38 @@ def default_repos() -> dict[str, Repo]:
         "fake/gated": Repo(dict(dense), _commit("gated"), mode="gated"),
         "fake/private": Repo(dict(dense), _commit("private"), mode="private", token="hf_fake_private"),
         "fake/slow": Repo(dict(dense), _commit("slow"), mode="slow", delay=3.0),
+        # the deadline: each would keep huggingface_hub busy far longer than the tests' 2 s
+        "fake/trickle": Repo(dict(dense), _commit("trickle"), mode="trickle", delay=0.5),
+        "fake/trickle-header": Repo(dict(dense), _commit("trickle-header"), mode="trickle", delay=0.5,
+                                    only=("model.safetensors",)),
+        "fake/stall-get": Repo(dict(dense), _commit("stall-get"), mode="stall-get", delay=30.0),
+        "fake/truncate": Repo(dict(dense), _commit("truncate"), mode="truncate"),
+        "fake/truncate-header": Repo(dict(dense), _commit("truncate-header"), mode="truncate",
+                                     only=("model.safetensors",)),
+        "fake/redirect-loop": Repo(dict(dense), _commit("redirect-loop"), mode="redirect-loop"),
+        # bad files behind a well-behaved server
+        "fake/nested-config": Repo({"config.json": b"[" * 100_000 + b"]" * 100_000}, _commit("nested-config")),
+        "fake/huge-config": Repo({"config.json": b" " * (17 * 2**20) + b"{}"}, _commit("huge-config")),
+        "fake/nul-weights": Repo({"config.json": _json(llama_config(1)), "model.safetensors": bytes(4096)},
+                                 _commit("nul-weights")),
+        "fake/long-header": Repo({"config.json": _json(llama_config(1)),
+                                  "model.safetensors": struct.pack("<Q", 50_000) + b"{}"}, _commit("long-header")),
+        "fake/nested-header": Repo({"config.json": _json(llama_config(1)),
+                                    "model.safetensors": _raw_safetensors(b"[" * 100_000 + b"]" * 100_000)},
+                                   _commit("nested-header")),
+        "fake/bad-shape": Repo({"config.json": _json(llama_config(1)), "model.safetensors": _raw_safetensors(
+            json.dumps({"w": {"dtype": "BF16", "shape": ["64", 64], "data_offsets": [0, 8192]}}).encode(), bytes(8192))},
+            _commit("bad-shape")),
+        "fake/absurd-shape": Repo({"config.json": _json(llama_config(1)), "model.safetensors": _raw_safetensors(
+            json.dumps({"w": {"dtype": "BF16", "shape": [10**9, 10**9], "data_offsets": [0, 2 * 10**18]}}).encode())},
+            _commit("absurd-shape")),
+        "fake/escaping-index": Repo({"config.json": _json(llama_config(2)), "model.safetensors.index.json": _json(
+            {"weight_map": {"model.embed_tokens.weight": "../../../../etc/passwd"}})}, _commit("escaping-index")),
+        "fake/many-shards": Repo({"config.json": _json(llama_config(2)), "model.safetensors.index.json": _json(
+            {"weight_map": {f"t{i}": f"s{i}.safetensors" for i in range(100_001)}})}, _commit("many-shards")),
     }
+
+
+def _raw_safetensors(header: bytes, data: bytes = b"") -> bytes:
+    """A file whose 8-byte length prefix announces `header` (anything: the tests' malformed headers), then `data`."""
+    return struct.pack("<Q", len(header)) + header + data

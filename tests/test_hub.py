@@ -217,7 +217,7 @@ def test_unexpected_error_is_still_one_line(hub, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("something odd\nwith a second line")
 
-    monkeypatch.setattr(HfApi, "get_safetensors_metadata", boom)
+    monkeypatch.setattr(HfApi, "hf_hub_download", boom)
     message = failure("fake/dense")
     assert "RuntimeError: something odd" in message and "second line" not in message
 
@@ -363,3 +363,157 @@ def test_cli_gated_error_is_one_line(hub, tmp_path):
 def test_the_network_guard_works():
     with pytest.raises(OSError, match="tried to"):
         socket.create_connection(("huggingface.co", 443), timeout=1)
+
+
+# ---------------------------------------------------------------- issue #10: an overall deadline, and bad files
+
+
+def refusal(model: str) -> str:
+    """The one-line message of the InputError that resolving `model` raises (any field)."""
+    with pytest.raises(InputError) as info:
+        resolve_model(model)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.fixture
+def deadline(hub, monkeypatch):
+    """WIZARD_HUB_DEADLINE of 2 s, and huggingface_hub's own timeouts far longer: only the deadline can stop it."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("WIZARD_HUB_DEADLINE", "2")
+    monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", 30)
+    monkeypatch.setattr(constants, "HF_HUB_DOWNLOAD_TIMEOUT", 30)
+    return hub
+
+
+def hub_workers() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name == "wizard-hub-load" and t.is_alive()]
+
+
+@pytest.mark.parametrize(
+    "repo",
+    [
+        "fake/trickle",  # config.json at one byte every 0.5 s: no read ever times out
+        "fake/trickle-header",  # the same for the Range GET of the safetensors header
+        "fake/stall-get",  # a good HEAD, then a GET that sends nothing for 30 s
+        "fake/truncate",  # half the body, then the connection closes: huggingface_hub resumes and retries
+    ],
+)
+def test_deadline_covers_the_whole_load(deadline, capfd, repo):
+    start = time.monotonic()
+    message = failure(repo)
+    took = time.monotonic() - start
+    assert 1.9 <= took < 3.5, took
+    assert "did not finish within 2 s" in message and "WIZARD_HUB_DEADLINE" in message and "catalog" in message
+    assert capfd.readouterr().err == ""  # no retry chatter, warnings or progress bars from huggingface_hub
+    # The worker thread stops soon after (the HTTP hooks refuse new requests), and makes no more requests.
+    seen = len(deadline.requests)
+    for _ in range(30):
+        if not hub_workers():
+            break
+        time.sleep(0.1)
+    assert not hub_workers()
+    assert len(deadline.requests) == seen
+    assert capfd.readouterr().err == ""
+
+
+def test_deadline_names_the_last_problem_huggingface_hub_reported(deadline):
+    message = failure("fake/truncate")
+    assert "last problem:" in message and "config.json" in message
+
+
+def test_truncated_header_read_is_one_line(deadline):
+    start = time.monotonic()
+    message = failure("fake/truncate-header")  # a Range GET is not retried: the error is immediate
+    assert time.monotonic() - start < 3
+    assert "broke before a file had fully arrived" in message
+
+
+def test_redirect_loop(deadline):
+    start = time.monotonic()
+    message = failure("fake/redirect-loop")
+    assert time.monotonic() - start < 3
+    assert "redirected in a loop" in message and "HF_ENDPOINT" in message
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf", "100000"])
+def test_deadline_setting_is_checked(hub, monkeypatch, value):
+    monkeypatch.setenv("WIZARD_HUB_DEADLINE", value)
+    message = refusal("fake/dense")
+    assert message.startswith(f"WIZARD_HUB_DEADLINE: {value!r} is not accepted") and "86,400" in message
+    assert hub.requests == []
+
+
+def test_deadline_setting_is_honoured(hub, monkeypatch):
+    monkeypatch.setenv("WIZARD_HUB_DEADLINE", "0.5")
+    start = time.monotonic()
+    assert "within 0.5 s" in failure("fake/stall-get")
+    assert time.monotonic() - start < 1.5
+
+
+def test_nested_config_json(hub):
+    message = failure("fake/nested-config")
+    assert "config.json" in message and "nested too deeply" in message
+
+
+def test_huge_config_json_is_not_downloaded(hub):
+    message = failure("fake/huge-config")
+    assert "17,825,794 bytes" in message and "16 MiB" in message
+    assert not [r for r in hub.requests if r.method == "GET" and r.path.endswith("/config.json")]
+
+
+@pytest.mark.parametrize(
+    ("repo", "words"),
+    [
+        ("fake/nul-weights", ["fake/nul-weights/model.safetensors", "header length of 0"]),
+        ("fake/long-header", ["fake/long-header/model.safetensors", "header of 50,000 bytes in a file of 10 bytes"]),
+        ("fake/nested-header", ["fake/nested-header/model.safetensors", "nested"]),
+        ("fake/bad-shape", ["fake/bad-shape/model.safetensors: tensor w", "dimensions"]),
+        ("fake/absurd-shape", ["tensor w", "[1000000000, 1000000000]", "1,000,000,000,000,000 elements"]),
+    ],
+)
+def test_bad_safetensors_headers_on_the_hub(hub, repo, words):
+    message = refusal(repo)
+    for w in words:
+        assert w in message, (w, message)
+
+
+def test_index_with_a_path_escape_is_refused_before_any_shard_request(hub):
+    message = refusal("fake/escaping-index")
+    assert "weight_map" in message and "../../../../etc/passwd" in message and "no / or .." in message
+    assert not [r for r in hub.requests if "passwd" in r.path]
+
+
+def test_index_with_too_many_shards_makes_no_request_storm(hub):
+    message = refusal("fake/many-shards")
+    assert "100,000 shards" in message
+    assert not [r for r in hub.requests if r.path.endswith("/s1.safetensors")]
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [(MemoryError, "ran out of memory"), (RecursionError, "nested too deeply")],
+)
+def test_memory_and_recursion_errors_in_words(hub, monkeypatch, error, words):
+    from huggingface_hub import HfApi
+
+    def boom(*args, **kwargs):
+        raise error()
+
+    monkeypatch.setattr(HfApi, "hf_hub_download", boom)
+    assert words in failure("fake/dense")
+
+
+def test_cli_deadline_is_one_line(hub, tmp_path):
+    home = tmp_path / "cli"
+    env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": hub.url, "HF_HOME": str(home), "HF_HUB_CACHE": str(home / "hub"),
+           "HF_TOKEN": "", "WIZARD_HUB_DEADLINE": "2", "HF_HUB_ETAG_TIMEOUT": "30", "HF_HUB_DOWNLOAD_TIMEOUT": "30"}
+    for repo in ("fake/trickle", "fake/truncate"):  # the second makes huggingface_hub log retries
+        start = time.monotonic()
+        run = run_cli("size", repo, "--json", env=env)
+        assert time.monotonic() - start < 15
+        assert_one_line_error(run, "model", repo, "did not finish within 2 s", "WIZARD_HUB_DEADLINE")

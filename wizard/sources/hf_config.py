@@ -3,6 +3,10 @@
 Each architecture's conventions follow its transformers modelling code (cited per family below). An unknown
 `model_type` with the usual keys is read as a Llama-like decoder and labelled "generic estimate"; missing or
 ill-typed keys raise InputError naming the key, never a silent wrong number.
+
+Every integer is bounded before it is used (a per-layer tuple is built from num_hidden_layers): the bounds are
+sanity limits far above any published model, so a typo or a hostile file is refused in one line instead of
+allocating for minutes or printing a meaningless figure. The largest real values are in the comments.
 """
 
 from __future__ import annotations
@@ -36,6 +40,27 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+# Upper bounds of config integers (see the module docstring). Keys not listed are widths: MAX_WIDTH.
+MAX_LAYERS = 10_000  # num_hidden_layers and layer indices/periods (real: <= 200)
+MAX_WIDTH = 1_000_000  # hidden/intermediate sizes, heads, head dims, ranks, image sizes (real: <= 53,248)
+MAX_VOCAB = 100_000_000  # vocab_size (real: <= 262,208)
+MAX_EXPERTS = 100_000  # routed/shared experts and experts per token (real: <= 512)
+MAX_CONTEXT = 100_000_000  # max_position_embeddings, sliding_window (real: <= 10,485,760)
+MAX_QUANT_BITS = 16
+BOUNDS = {
+    **dict.fromkeys((
+        "num_hidden_layers", "max_window_layers", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
+        "full_attention_interval", "sliding_window_pattern", "num_nextn_predict_layers", "num_global_layers", "depth",
+    ), MAX_LAYERS),
+    "vocab_size": MAX_VOCAB,
+    **dict.fromkeys((
+        "n_routed_experts", "num_local_experts", "num_experts", "num_experts_per_tok", "experts_per_token",
+        "n_shared_experts",
+    ), MAX_EXPERTS),
+    **dict.fromkeys(("max_position_embeddings", "sliding_window", "mm_tokens_per_image"), MAX_CONTEXT),
+}
+
+
 class ConfigReader:
     """Typed access to one config dict, so every error names `where.key` and what was expected."""
 
@@ -48,16 +73,18 @@ class ConfigReader:
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
 
-    def int(self, key: str, default: int | None = None, *, minimum: int = 1) -> int:
+    def int(self, key: str, default: int | None = None, *, minimum: int = 1, maximum: int | None = None) -> int:
+        """An integer in [minimum, maximum]; `maximum` defaults to the key's bound in BOUNDS (else MAX_WIDTH)."""
+        top = BOUNDS.get(key, MAX_WIDTH) if maximum is None else maximum
         value = self.data.get(key, default)
         if value is None:
-            raise InputError(f"{self.where}.{key}", "missing", f"expected an integer >= {minimum}")
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise InputError(f"{self.where}.{key}", value, f"expected an integer >= {minimum}")
+            raise InputError(f"{self.where}.{key}", "missing", f"expected an integer from {minimum} to {top:,}")
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= top:
+            raise InputError(f"{self.where}.{key}", value, f"expected an integer from {minimum} to {top:,}")
         return value
 
-    def opt_int(self, key: str, *, minimum: int = 1) -> int | None:
-        return None if self.data.get(key) is None else self.int(key, minimum=minimum)
+    def opt_int(self, key: str, *, minimum: int = 1, maximum: int | None = None) -> int | None:
+        return None if self.data.get(key) is None else self.int(key, minimum=minimum, maximum=maximum)
 
     def bool(self, key: str, default: bool) -> bool:
         value = self.data.get(key, default)
@@ -79,6 +106,38 @@ class ConfigReader:
         value = self.data.get(key)
         return None if value is None else ConfigReader(value, f"{self.where}.{key}")
 
+    def names(self, key: str) -> tuple[str, ...]:
+        """A list of module names or patterns (modules_to_not_convert...); absent or null is empty."""
+        value = self.data.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InputError(f"{self.where}.{key}", value, "expected a list of module names")
+        return tuple(value)
+
+    def indices(self, key: str, below: int) -> tuple[int, ...]:
+        """A list of layer indices in [0, below), sorted, without repeats; absent or null is empty."""
+        value = self.data.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < below for i in value
+        ):
+            raise InputError(f"{self.where}.{key}", value, f"expected a list of layer indices from 0 to {below - 1}")
+        return tuple(sorted(set(value)))
+
+    def pair(self, key: str) -> tuple[int, int] | None:
+        """[rows, cols] of a quantization block (weight_block_size, block_structure "NxM" too); null is None."""
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str) and value.count("x") == 1 and all(p.isdigit() and len(p) < 8 for p in value.split("x")):
+            value = [int(p) for p in value.split("x")]
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_WIDTH for v in value)):
+            raise InputError(f"{self.where}.{key}", value, f"expected [rows, cols], two integers from 1 to {MAX_WIDTH:,}")
+        return value[0], value[1]
+
 
 def parse_config(
     config: dict[str, Any],
@@ -91,9 +150,10 @@ def parse_config(
 ) -> ModelSpec:
     """Build the ModelSpec of one checkpoint from its config.json (and hf_quant_config.json if present)."""
     top = ConfigReader(config, where)
-    architecture = (config.get("architectures") or ["unknown"])[0]
-    if not isinstance(architecture, str):
-        raise InputError(f"{where}.architectures", architecture, "expected a list of class names")
+    architectures = config.get("architectures") or ["unknown"]
+    if not isinstance(architectures, list) or not all(isinstance(a, str) and a for a in architectures):
+        raise InputError(f"{where}.architectures", architectures, "expected a list of class names")
+    architecture = architectures[0]
     model_type = top.str("model_type", "unknown")
     notes: list[str] = []
 
@@ -139,8 +199,17 @@ def parse_config(
     heads = lm.int("num_attention_heads")
     kv_heads = lm.int("num_key_value_heads", heads)
     if heads % kv_heads:
-        raise InputError(f"{lm.where}.num_key_value_heads", kv_heads, f"expected a divisor of num_attention_heads ({heads})")
-    head_dim = lm.int("head_dim", hidden // heads) if lm.has("head_dim") else hidden // heads
+        raise InputError(f"{lm.where}.num_key_value_heads", kv_heads,
+                         f"expected a divisor of num_attention_heads ({heads}), at most {heads}")
+    mla = _mla(lm) if lm.has("kv_lora_rank") else None
+    if lm.has("head_dim"):
+        head_dim = lm.int("head_dim")
+    elif hidden % heads and mla is None:  # MLA sizes its heads with qk_*_head_dim: head_dim is unused there
+        raise InputError(f"{lm.where}.head_dim", "missing",
+                         f"expected an integer: hidden_size ({hidden}) is not a multiple of num_attention_heads "
+                         f"({heads}), so head_dim cannot be derived as hidden_size / num_attention_heads")
+    else:
+        head_dim = max(1, hidden // heads)
     vocab = lm.int("vocab_size")
     max_pos = lm.int("max_position_embeddings", 2048)
     tie_default = lm_type in TIED_BY_DEFAULT
@@ -155,13 +224,9 @@ def parse_config(
         notes.append("multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding")
     cross_layers: tuple[int, ...] = ()
     if lm.has("cross_attention_layers"):
-        raw_cross = lm.data.get("cross_attention_layers")
-        if not isinstance(raw_cross, list) or not all(isinstance(i, int) and 0 <= i < layers for i in raw_cross):
-            raise InputError(f"{lm.where}.cross_attention_layers", raw_cross, f"expected layer indices below {layers}")
-        cross_layers = tuple(raw_cross)
+        cross_layers = lm.indices("cross_attention_layers", layers)
         notes.append("cross-attention layers are counted as self-attention layers (weights and KV per token), "
                      "as vLLM V0 allocated them")
-    mla = _mla(lm) if lm.has("kv_lora_rank") else None
     moe = _moe(lm, lm_type, layers)
     intermediate = lm.int("intermediate_size", 0, minimum=0)
     if moe is not None and lm_type == "gpt_oss":
@@ -231,10 +296,12 @@ def _mla(lm: ConfigReader) -> MlaSpec:
 
 def _moe(lm: ConfigReader, lm_type: str, layers: int) -> MoeSpec | None:
     """Experts, shared experts and dense layers, with each family's config key names."""
-    experts = lm.opt_int("n_routed_experts") or lm.opt_int("num_local_experts") or lm.opt_int("num_experts")
+    experts = (lm.opt_int("n_routed_experts", minimum=0) or lm.opt_int("num_local_experts", minimum=0)
+               or lm.opt_int("num_experts", minimum=0))
     if not experts or experts <= 1:
         return None
-    per_token = lm.opt_int("num_experts_per_tok") or lm.int("experts_per_token")
+    per_token_key = "num_experts_per_tok" if lm.has("num_experts_per_tok") else "experts_per_token"
+    per_token = lm.int(per_token_key, maximum=experts)
     if lm_type == "gpt_oss" or lm_type == "mixtral" or not lm.has("moe_intermediate_size"):
         width = lm.int("intermediate_size")  # Mixtral, gpt-oss: intermediate_size is per expert
     else:
@@ -245,7 +312,7 @@ def _moe(lm: ConfigReader, lm_type: str, layers: int) -> MoeSpec | None:
         freq = lm.int("moe_layer_freq", 1)
         dense = [i for i in range(layers) if i < k or (i - k) % freq]
     else:  # Qwen MoE: mlp_only_layers and decoder_sparse_step
-        only = lm.data.get("mlp_only_layers") or []
+        only = set(lm.indices("mlp_only_layers", layers))
         step = lm.int("decoder_sparse_step", 1)
         dense = [i for i in range(layers) if i in only or (i + 1) % step]
     shared = 0
@@ -272,14 +339,17 @@ def _layer_kinds(lm: ConfigReader, lm_type: str, layers: int) -> tuple[tuple[str
     """Which layers keep the whole context, a sliding window, or a fixed linear-attention state."""
     window = lm.opt_int("sliding_window")
     types = lm.data.get("layer_types")
-    if isinstance(types, list) and len(types) == layers:
+    if types is not None and (not isinstance(types, list) or len(types) != layers):
+        got = f"{len(types)} entries" if isinstance(types, list) else types
+        raise InputError(f"{lm.where}.layer_types", got, f"expected a list of one type per layer ({layers})")
+    if types is not None:
         mapping = {
             "full_attention": FULL, "attention": FULL, "sliding_attention": SLIDING,
             "linear_attention": LINEAR, "mamba": LINEAR, "mamba2": LINEAR,
         }
         kinds = []
         for i, t in enumerate(types):
-            if t not in mapping:
+            if not isinstance(t, str) or t not in mapping:
                 raise InputError(f"{lm.where}.layer_types[{i}]", t, "expected one of " + ", ".join(sorted(mapping)))
             kinds.append(mapping[t])
         if SLIDING in kinds and window is None:
@@ -336,7 +406,7 @@ def _vision_params(vision: ConfigReader, text: ConfigReader) -> int:
     inter = vision.int("intermediate_size")
     n = (vision.opt_int("num_hidden_layers") or vision.int("depth")) + (vision.opt_int("num_global_layers") or 0)
     patch = vision.int("patch_size", 14)
-    image = vision.int("image_size", 224)
+    image = vision.int("image_size", 224, minimum=patch)
     channels = vision.int("num_channels", 3)
     per_layer = 4 * h * h + 4 * h + 2 * h * inter + h + inter + 4 * h
     embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
@@ -353,7 +423,8 @@ def _siglip_encoder(vision: ConfigReader, top: ConfigReader) -> VisionEncoderSpe
     if (vision.str("model_type", "") != "siglip_vision_model" or not top.has("mm_tokens_per_image")
             or not all(vision.has(k) for k in needed)):
         return None  # not a tower whose dummy image we can size: the note says the encoder is not modelled
-    image, patch = vision.int("image_size"), vision.int("patch_size")
+    patch = vision.int("patch_size")
+    image = vision.int("image_size", minimum=patch)
     return VisionEncoderSpec(
         hidden_size=vision.int("hidden_size"),
         intermediate_size=vision.int("intermediate_size"),
@@ -375,9 +446,12 @@ def _mllama_vision_params(vision: ConfigReader, text: ConfigReader) -> int:
     h = vision.int("hidden_size")
     inter = vision.int("intermediate_size")
     patch = vision.int("patch_size", 14)
-    patches = (vision.int("image_size", 448) // patch) ** 2 + 1  # plus the class token
+    patches = (vision.int("image_size", 448, minimum=patch) // patch) ** 2 + 1  # plus the class token
     tiles = vision.int("max_num_tiles", 4)
-    ratios = len(vision.data.get("supported_aspect_ratios") or [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]) + 1
+    aspect = vision.data.get("supported_aspect_ratios") or [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]
+    if not isinstance(aspect, list) or len(aspect) > MAX_WIDTH:
+        raise InputError(f"{vision.where}.supported_aspect_ratios", aspect, "expected a list of [width, height] tiles")
+    ratios = len(aspect) + 1
     layer = 4 * h * h + (h * inter + inter) + (inter * h + h) + 2 * 2 * h  # q,k,v,o (no bias), fc1, fc2, 2 LayerNorms
     local = vision.int("num_hidden_layers") * layer
     global_ = vision.int("num_global_layers", 8) * (layer + 2)
@@ -393,52 +467,45 @@ def _mllama_vision_params(vision: ConfigReader, text: ConfigReader) -> int:
 def _quant(qc: ConfigReader | None, hf_quant: dict[str, Any] | None, notes: list[str]) -> QuantSpec | None:
     """Read quantization_config (awq, gptq, fp8, compressed-tensors, mxfp4, bitsandbytes) or modelopt's file."""
     if hf_quant is not None:  # NVIDIA ModelOpt: hf_quant_config.json beside config.json
-        q = ConfigReader(hf_quant, "hf_quant_config.json").sub("quantization") or ConfigReader({}, "")
+        q = ConfigReader(hf_quant, "hf_quant_config.json").sub("quantization") or ConfigReader(
+            {}, "hf_quant_config.json.quantization")
         algo = q.str("quant_algo").upper()
         bits = 8 if "FP8" in algo or "INT8" in algo else 4
         return QuantSpec(
             method="modelopt",
             bits=bits,
             group_size=q.opt_int("group_size"),
-            not_converted=tuple(q.data.get("exclude_modules") or ()),
+            not_converted=q.names("exclude_modules"),
             kv_cache_fp8="FP8" in q.str("kv_cache_quant_algo").upper(),
         )
     if qc is None:
         return None
     method = qc.str("quant_method", "unknown").lower()
-    skip = tuple(qc.data.get("modules_to_not_convert") or qc.data.get("ignored_layers") or qc.data.get("ignore") or ())
+    skip_key = next((k for k in ("modules_to_not_convert", "ignored_layers", "ignore") if qc.data.get(k)), None)
+    skip = qc.names(skip_key) if skip_key else ()
     if method in {"awq", "gptq", "awq_marlin", "gptq_marlin"}:
-        bits = qc.opt_int("bits") or qc.int("w_bit")
-        group = qc.data.get("group_size", qc.data.get("q_group_size", 128))
+        bits = qc.opt_int("bits", maximum=8) or qc.int("w_bit", maximum=8)
         return QuantSpec(
             method=method.split("_")[0],
             bits=bits,
-            group_size=group if isinstance(group, int) and group > 0 else None,
+            group_size=_group_size(qc),
             not_converted=skip,
             desc_act=qc.bool("desc_act", False),
         )
     if method == "fp8":
-        block = qc.data.get("weight_block_size")
-        return QuantSpec(
-            method="fp8",
-            bits=8,
-            block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None,
-            not_converted=skip,
-        )
+        return QuantSpec(method="fp8", bits=8, block_size=qc.pair("weight_block_size"), not_converted=skip)
     if method == "mxfp4":  # OCP MX: 4-bit values with one 8-bit shared exponent per 32 values
         return QuantSpec(method="mxfp4", bits=4, group_size=32, not_converted=skip)
     if method == "compressed-tensors":
-        groups = qc.data.get("config_groups") or {}
-        weights = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None)
-        if not isinstance(weights, dict):
+        weights = _compressed_weights(qc)
+        if weights is None:
             notes.append("compressed-tensors config without weight settings: sized as 16-bit")
             return None
-        block = weights.get("block_structure")
         return QuantSpec(
             method="compressed-tensors",
-            bits=int(weights.get("num_bits", 8)),
-            group_size=weights.get("group_size") if weights.get("strategy") == "group" else None,
-            block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None,
+            bits=weights.int("num_bits", 8, maximum=MAX_QUANT_BITS),
+            group_size=weights.int("group_size") if weights.str("strategy") == "group" else None,
+            block_size=weights.pair("block_structure"),
             not_converted=skip,
         )
     if method == "bitsandbytes":
@@ -447,3 +514,28 @@ def _quant(qc: ConfigReader | None, hf_quant: dict[str, Any] | None, notes: list
     notes.append(f"quantization method {method!r} is not modelled: weights sized at 16-bit (an overestimate)")
     return None
 
+
+def _group_size(qc: ConfigReader) -> int | None:
+    """AWQ/GPTQ group size: group_size (or AutoAWQ's q_group_size, default 128); -1 or null: one scale per row."""
+    key = "group_size" if "group_size" in qc.data or "q_group_size" not in qc.data else "q_group_size"
+    value = qc.data.get(key, 128)
+    if value is None or (type(value) is int and value == -1):
+        return None
+    if type(value) is not int or not 1 <= value <= MAX_WIDTH:
+        raise InputError(f"{qc.where}.{key}", value,
+                         f"expected an integer from 1 to {MAX_WIDTH:,}, or -1 for one group per output row")
+    return value
+
+
+def _compressed_weights(qc: ConfigReader) -> ConfigReader | None:
+    """The weight settings of the first compressed-tensors config group that has some."""
+    groups = qc.data.get("config_groups")
+    if groups is None:
+        return None
+    if not isinstance(groups, dict):
+        raise InputError(f"{qc.where}.config_groups", groups, "expected a JSON object of named groups")
+    for name in groups:
+        weights = ConfigReader(groups[name], f"{qc.where}.config_groups.{name}").sub("weights")
+        if weights is not None and weights.data:
+            return weights
+    return None
