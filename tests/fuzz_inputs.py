@@ -1162,7 +1162,7 @@ def gen_safetensors(rng: random.Random) -> Case:
     if consistent:  # data_offsets recomputed from the (mutated) shapes, as a writer of such a file would
         labels.append("offsets follow the shapes")
     blobs = []
-    for i, hd in enumerate(headers):
+    for hd in headers:
         end = fix_offsets(hd) if consistent else data_end(hd)
         text = json_dumps_raw(hd, compact=True).encode("utf-8", "surrogatepass")
         blobs.append(st_bytes(text, data=end if end <= 8 * 2**20 else 64))

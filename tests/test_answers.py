@@ -126,9 +126,9 @@ def as_typed_text(value) -> str:
     return str(value)
 
 
-def outcome(fn):
+def outcome(fn, *args):
     try:
-        return ("ok", fn())
+        return ("ok", fn(*args))
     except InputError:
         return ("refused", None)
 
@@ -149,20 +149,20 @@ def test_every_question_accepts_and_refuses_the_same_values_everywhere():
             continue
         rule = tree.answers[node.var]
         for value in probes(rule):
-            in_file = outcome(lambda: validate_answers({node.var: value})[node.var])
+            in_file = outcome(lambda var, v: validate_answers({var: v})[var], node.var, value)
             text = value if isinstance(value, str) and rule.type == "text" else yaml.safe_dump(value).strip()
             text = text.removesuffix("\n...").strip()
-            by_set = outcome(lambda: parse_set([f"{node.var}={text}"])[node.var])
-            typed = outcome(lambda: coerce(node, as_typed_text(value)))
+            by_set = outcome(lambda var, t: parse_set([f"{var}={t}"])[var], node.var, text)
+            typed = outcome(coerce, node, as_typed_text(value))
             if isinstance(value, int) and not isinstance(value, bool) and value > 10**300:
-                typed = outcome(lambda: coerce(node, value))  # no one types 400 digits; the TUI passes numbers too
+                typed = outcome(coerce, node, value)  # no one types 400 digits; the TUI passes numbers too
             assert in_file[0] == by_set[0] == typed[0], (node.var, value, in_file, by_set, typed)
             if in_file[0] == "ok" and rule.type != "bool" or isinstance(value, bool):
                 assert in_file == by_set == typed, (node.var, value, in_file, by_set, typed)
             checked += 1
     assert checked > 150
-    refused = outcome(lambda: validate_answers({"context_tokens": 8}))
-    assert refused[0] == "refused" and outcome(lambda: coerce(tree.nodes["context_tokens"], "8"))[0] == "refused"
+    refused = outcome(validate_answers, {"context_tokens": 8})
+    assert refused[0] == "refused" and outcome(coerce, tree.nodes["context_tokens"], "8")[0] == "refused"
 
 
 def test_set_takes_text_keys_verbatim():

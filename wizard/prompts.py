@@ -252,7 +252,7 @@ def _say_model(ui: _Prompter, session: Session) -> None:
     plan = _preview(session)
     mem = (plan or {}).get("memory") or {}
     if mem.get("kv_bytes_per_token"):
-        parts.append(f"KV cache {mem['kv_bytes_per_token']:,} bytes/token per GPU at TP {plan.get('tp')}")
+        parts.append(f"KV cache {mem['kv_bytes_per_token']:,} bytes/token per GPU at TP {(plan or {}).get('tp')}")
     if spec is not None:
         parts.append(f"from {spec.source} ({spec.source_detail})")
     ui.say("Found: " + "; ".join(parts))

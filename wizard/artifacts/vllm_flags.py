@@ -108,7 +108,7 @@ class Flag:
 
     @property
     def is_json(self) -> bool:
-        return bool(self.type) and ("json" in self.type)
+        return self.type is not None and "json" in self.type
 
 
 @dataclass

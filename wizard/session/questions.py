@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from wizard.errors import InputError
 from wizard.sizing.engine import unserved_reason
 from wizard.sources.catalog import entry_architecture, gpu_catalog, model_entries
 from wizard.tree.schema import Choice, Question, Tree

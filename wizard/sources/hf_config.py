@@ -11,6 +11,7 @@ allocating for minutes or printing a meaningless figure. The largest real values
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from wizard.errors import InputError
@@ -83,7 +84,7 @@ class ConfigReader:
             raise InputError(f"{self.where}.{key}", value, f"expected an integer from {minimum} to {top:,}")
         return value
 
-    def opt_int(self, key: str, *, minimum: int = 1, maximum: int | None = None) -> int | None:
+    def opt_int(self, key: builtins.str, *, minimum: builtins.int = 1, maximum: builtins.int | None = None) -> builtins.int | None:
         return None if self.data.get(key) is None else self.int(key, minimum=minimum, maximum=maximum)
 
     def bool(self, key: str, default: bool) -> bool:
@@ -102,11 +103,11 @@ class ConfigReader:
             raise InputError(f"{self.where}.{key}", value, "expected a string")
         return value
 
-    def sub(self, key: str) -> ConfigReader | None:
+    def sub(self, key: builtins.str) -> ConfigReader | None:
         value = self.data.get(key)
         return None if value is None else ConfigReader(value, f"{self.where}.{key}")
 
-    def names(self, key: str) -> tuple[str, ...]:
+    def names(self, key: builtins.str) -> tuple[builtins.str, ...]:
         """A list of module names or patterns (modules_to_not_convert...); absent or null is empty."""
         value = self.data.get(key)
         if value is None:
@@ -115,7 +116,7 @@ class ConfigReader:
             raise InputError(f"{self.where}.{key}", value, "expected a list of module names")
         return tuple(value)
 
-    def indices(self, key: str, below: int) -> tuple[int, ...]:
+    def indices(self, key: builtins.str, below: builtins.int) -> tuple[builtins.int, ...]:
         """A list of layer indices in [0, below), sorted, without repeats; absent or null is empty."""
         value = self.data.get(key)
         if value is None:
@@ -126,7 +127,7 @@ class ConfigReader:
             raise InputError(f"{self.where}.{key}", value, f"expected a list of layer indices from 0 to {below - 1}")
         return tuple(sorted(set(value)))
 
-    def pair(self, key: str) -> tuple[int, int] | None:
+    def pair(self, key: builtins.str) -> tuple[builtins.int, builtins.int] | None:
         """[rows, cols] of a quantization block (weight_block_size, block_structure "NxM" too); null is None."""
         value = self.data.get(key)
         if value is None:

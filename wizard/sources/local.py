@@ -120,8 +120,8 @@ def named_shards(names: list[str]) -> list[str]:
     for name in names:
         m = SHARD_NAME.match(name)
         if m:
-            width, n = len(m.group("i")), m.group("n")
-            expected |= {f"{m.group('stem')}-{i:0{width}d}-of-{n}.safetensors" for i in range(1, int(n) + 1)}
+            width, total = len(m.group("i")), m.group("n")
+            expected |= {f"{m.group('stem')}-{i:0{width}d}-of-{total}.safetensors" for i in range(1, int(total) + 1)}
     return sorted(expected)
 
 

@@ -219,6 +219,7 @@ def _probe(tree: Tree):
         reached.setdefault(n, dict(answers))
         paths.setdefault(trail, dict(answers))
         node = tree.nodes[n]
+        assert isinstance(node, Recommendation)  # leaf() is called on recommendations only
         texts = [("summary", node.summary)]
         texts += [(f"warning {w.id}", w.message) for w in tree.warnings if evaluate(w.when, env)]
         for alt in tree.alternatives:

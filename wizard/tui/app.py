@@ -21,6 +21,7 @@ from wizard.session.preview import panel_lines, preview
 from wizard.session.questions import coerce
 from wizard.session.session import Session
 from wizard.tui.screens import ConfirmScreen, HelpScreen, QuestionScreen, SummaryScreen
+from wizard.tui.side_panel import SidePanel
 
 
 class WizardApp(App):
@@ -30,7 +31,7 @@ class WizardApp(App):
     SUB_TITLE = "how to serve an LLM (DOMAIN.md)"
     CSS_PATH = "app.tcss"
     BINDINGS = [
-        Binding("escape", "back", "Back", id="back"),
+        Binding("escape", "go_back", "Back", id="back"),
         Binding("f1", "help", "Help", id="help"),
         Binding("ctrl+t", "toggle_dark", "Theme", id="theme"),
         Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True),
@@ -121,10 +122,10 @@ class WizardApp(App):
             shadow.given = [*session.given, (var, value)]
             shadow.remembered = {**session.remembered, var: value}
             session = shadow
-        panel.first().show(panel_lines(preview(session)))
+        panel.first(SidePanel).show(panel_lines(preview(session)))
 
     # -- actions (bound keys)
-    def action_back(self) -> None:
+    def action_go_back(self) -> None:
         if isinstance(self.screen, (QuestionScreen, SummaryScreen)) and self.session.back():
             self.autosave()
             self.show_current()

@@ -68,7 +68,7 @@ class QuestionScreen(Screen):
         else:
             suggester = None
             if q.choices_from == "model_catalog":
-                suggester = SuggestFromList([c.value for c in choices_for(q)], case_sensitive=False)
+                suggester = SuggestFromList([str(c.value) for c in choices_for(q)], case_sensitive=False)
             placeholder = "empty for the default described above" if q.optional else ""
             yield Input(_text(self.default), placeholder=placeholder, suggester=suggester, id="answer")
 
@@ -120,7 +120,7 @@ class QuestionScreen(Screen):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "back":
-            self.wizard.action_back()
+            self.wizard.action_go_back()
         elif event.button.id == "next":
             self.wizard.submit(self.current_value())
 
@@ -154,7 +154,7 @@ class SummaryScreen(Screen):
         if event.button.id == "generate":
             app.push_screen(GenerateScreen(app.default_folder()))
         elif event.button.id == "back":
-            app.action_back()
+            app.action_go_back()
         else:
             app.action_request_quit()
 
