@@ -4,8 +4,8 @@
     idle   = bill × (1 − average utilization)        part of the bill, never added to it again
     total  = bill + staff
     per 1M output tokens = total / (daily requests × output tokens × 30.4 / 1e6)
-    managed = daily requests × 30.4 × (P × $/Mtok in + O × $/Mtok out) / 1e6
-    break-even daily requests = total / (30.4 × per-request managed price)
+    managed = daily requests × 30.4 × (P × $/Mtok in + O × $/Mtok out) / 1e6, plus its own caller-side staff
+    break-even daily requests = (total − managed staff) / (30.4 × per-request managed price)
 Average utilization = sequences in flight on average / sequences the replicas carry; the average is Little's law
 on the daily volume (daily / 86,400 s × seconds per request) when known, else peak / the pattern's
 peak-to-average ratio.
@@ -49,9 +49,14 @@ def test_every_figure_written_out():
     assert c.usd_per_mtok == approx(8130.0 / 525.312)
     # per request: 1000 × $1 / 1M + 200 × $3 / 1M = $0.0016; × 86,400 × 30.4
     assert c.managed_usd_month == approx(86_400 * 30.4 * 0.0016) == approx(4202.496)
-    assert c.break_even_daily_requests == approx(8130.0 / (0.0016 * 30.4))
-    assert c.break_even_daily_requests == pytest.approx(167_146.38, abs=0.01)
+    # the staff override is the team's staff whatever the road: the managed side's caller staff is $3,750 too
+    assert c.managed_staff_usd_month == 3750.0
+    assert c.managed_total_usd_month == approx(4202.496 + 3750.0)
+    # break-even: (8,130 − 3,750) / (0.0016 × 30.4) = 4,380 / 0.04864
+    assert c.break_even_daily_requests == approx(4380.0 / (0.0016 * 30.4))
+    assert c.break_even_daily_requests == pytest.approx(90_049.34, abs=0.01)
     assert (c.gpu_price, c.managed_price) == (PRICE, MANAGED)
+    assert c.exposure == "kubernetes"
 
 
 def test_idle_is_part_of_the_bill_and_not_added_again():
@@ -66,14 +71,31 @@ def test_idle_is_part_of_the_bill_and_not_added_again():
     assert busy.total_usd_month == approx(c.total_usd_month)
 
 
-def test_break_even_volume_is_where_the_managed_bill_meets_the_total():
+def test_break_even_volume_is_where_the_managed_total_meets_the_total():
     c = base()
     at = managed_cost(c.break_even_daily_requests, 1000, 200, MANAGED)
-    assert at == approx(c.total_usd_month)
+    assert at + c.managed_staff_usd_month == approx(c.total_usd_month)
     # a dearer managed API breaks even at a lower volume
     dear = base(managed=MANAGED._replace(usd_per_mtok_output=6.0))  # per request 1000e-6 + 1200e-6 = $0.0022
-    assert dear.break_even_daily_requests == approx(8130.0 / (0.0022 * 30.4))
+    assert dear.break_even_daily_requests == approx((8130.0 - 3750.0) / (0.0022 * 30.4))
     assert dear.break_even_daily_requests < c.break_even_daily_requests
+
+
+def test_the_managed_side_pays_its_own_caller_staff_in_the_break_even():
+    """Without an override each side has its exposure's assumption: Kubernetes 0.25 × $15,000 = $3,750 on the
+    self-hosted side, managed_api 0.05 × $15,000 = $750 on the managed side. Self-hosted total 4,380 + 3,750 =
+    8,130; the managed road costs its bill + $750, so the break-even is (8,130 − 750) / (0.0016 × 30.4) =
+    7,380 / 0.04864 = 151,726.97 requests a day; at that volume both totals are 8,130."""
+    c = base(staff_override=None)
+    assert c.staff_usd_month == approx(3750.0)
+    assert c.managed_staff_usd_month == approx(750.0)
+    assert c.break_even_daily_requests == pytest.approx(151_726.97, abs=0.01)
+    at = managed_cost(c.break_even_daily_requests, 1000, 200, MANAGED)
+    assert at + 750.0 == approx(8130.0)
+    assert c.managed_total_usd_month == approx(4202.496 + 750.0)
+    # a self-hosted total below the managed staff alone is cheaper at any volume: break-even 0, not negative
+    free = base(staff_override=None, price=PRICE._replace(usd_per_gpu_hour=0.0), exposure="managed_api")
+    assert free.total_usd_month == approx(750.0) and free.break_even_daily_requests == 0.0
 
 
 @pytest.mark.parametrize("price, gpus, bill", [(2.0, 3, 4380.0), (1.0, 1, 730.0), (3.5, 16, 40_880.0),
@@ -120,7 +142,8 @@ def test_without_a_daily_volume_there_is_no_unit_cost_nor_managed_bill():
     assert c.managed_usd_month is None
     assert c.total_usd_month == approx(8130.0)
     # the break-even volume needs no volume: it is the answer to "from how many requests a day?"
-    assert c.break_even_daily_requests == approx(8130.0 / (0.0016 * 30.4))
+    assert c.break_even_daily_requests == approx((8130.0 - 3750.0) / (0.0016 * 30.4))
+    assert c.managed_total_usd_month is None  # no bill without a volume, so no managed total either
 
 
 def test_without_a_gpu_price_only_staff_is_known():
@@ -134,6 +157,7 @@ def test_without_a_gpu_price_only_staff_is_known():
 def test_without_a_managed_price_there_is_no_comparison():
     c = base(managed=None)
     assert c.managed_usd_month is None and c.break_even_daily_requests is None
+    assert c.managed_staff_usd_month is None and c.managed_total_usd_month is None
     assert c.total_usd_month == approx(8130.0)
 
 
@@ -173,11 +197,11 @@ def test_very_low_traffic_is_cheaper_on_the_managed_api():
 
 def test_break_even_beyond_what_the_replicas_carry_is_not_claimed():
     # 40 sequences × 10 s per request carry at most 40 / 10 × 86,400 = 345,600 requests a day. With a managed API
-    # at a tenth of the price the break-even volume (1,671,464/day) is beyond that: no claim, and the capacity
-    # is given instead.
+    # at a tenth of the price the break-even volume ((8,130 − 3,750) / (0.00016 × 30.4) = 900,493/day) is beyond
+    # that: no claim, and the capacity is given instead.
     cheap = MANAGED._replace(usd_per_mtok_input=0.1, usd_per_mtok_output=0.3)
     c = base(managed=cheap)
     assert c.capacity_daily_requests == approx(345_600)
     assert c.break_even_daily_requests is None and c.break_even_beyond_capacity
     near = base()
-    assert near.break_even_daily_requests == pytest.approx(167_146.38, abs=0.01) and not near.break_even_beyond_capacity
+    assert near.break_even_daily_requests == pytest.approx(90_049.34, abs=0.01) and not near.break_even_beyond_capacity

@@ -267,3 +267,36 @@ def test_pp_inside_one_node_is_one_node():
     assert form_of(2, 2, find_gpu("t4-16gb")) == ONE_NODE
     assert form_of(1, 2, find_gpu("a100-sxm-40gb")) == ONE_NODE
     assert form_of(4, 2, find_gpu("t4-16gb")) == MULTI_NODE  # 8 GPUs: two 4-GPU nodes
+
+
+# ---------------------------------------------------------------- one cost: layout_cost prices every candidate
+@pytest.mark.parametrize("exposure", ["gateway", "kubernetes", "none"])
+def test_every_candidate_is_priced_once_at_the_exposure_it_really_gets(h100, exposure):
+    """layout_cost is the one price of a layout: each candidate's Cost is layout_cost of its own GPUs, carried
+    sequences and roofline request time, with the staff of load.exposure — $15,000 × 0.5 (gateway), 0.25
+    (Kubernetes) or 0.1 (none, a batch job). Llama-3.1-8B at peak 4 on H100 at $2/h: one card, 2 replicas =
+    2 × 2.0 × 730 = $2,920 + staff."""
+    from wizard.sizing.layout_search import layout_cost
+
+    ld = Load(4, W, Targets(None, None), True, exposure, None, "steady")
+    found = search(model("meta-llama/Llama-3.1-8B"), [h100], SizeInputs(), ld, H100_PRICE)
+    staff = {"gateway": 7500.0, "kubernetes": 3750.0, "none": 1500.0}[exposure]
+    for c in found:
+        again = layout_cost(ld, H100_PRICE["h100-sxm-80gb"], c.gpus_total, c.replicas.replicas * max(c.limit.batch, 1),
+                            c.limit.performance)
+        assert c.cost == again
+        assert c.cost.exposure == exposure and c.cost.staff_usd_month == pytest.approx(staff)
+        assert total(c) == pytest.approx(2.0 * c.gpus_total * 730 + staff)
+    assert total(found[0]) == pytest.approx(2920.0 + staff)
+
+
+def test_the_exposure_moves_every_total_by_the_same_staff_and_keeps_the_ranking(h100):
+    """Staff is one figure per plan (the exposure's), so it never reorders layouts: the ranking at a gateway's
+    $7,500 is the ranking at Kubernetes' $3,750, every total $3,750 higher."""
+    m, gpus = model("Qwen/Qwen2.5-32B"), [h100, find_gpu("l40s-48gb")]
+    by = {e: search(m, gpus, SizeInputs(), Load(40, W, Targets(2000.0, 60.0), True, e, None, "steady"), gpu_prices())
+          for e in ("gateway", "kubernetes")}
+    assert [(c.gpu.id, c.tp, c.pp, c.replicas.replicas) for c in by["gateway"]] == \
+           [(c.gpu.id, c.tp, c.pp, c.replicas.replicas) for c in by["kubernetes"]]
+    for g, k in zip(by["gateway"], by["kubernetes"]):
+        assert total(g) == pytest.approx(total(k) + 3750.0)

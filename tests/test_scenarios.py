@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cli_run import run_cli
 
@@ -67,6 +68,23 @@ def test_scenario_plan(name):
         assert plan["memory"]["fits"] is True
         assert plan["memory"]["parallel"] == {"tp": tp, "pp": pp}
         check_numbers(plan)
+    if form == "managed_api":
+        check_managed_bill(plan, yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text()))
+
+
+def check_managed_bill(plan: dict, answers: dict) -> None:
+    """Issue #11: every managed plan has a number for its bill, with its basis. Bill = daily × 30.4 × (P × $in +
+    O × $out) / 1e6 at the listed price, or the estimate from the listed models nearest the model's active size;
+    without typical lengths P = half the context and O = min(512, a quarter of it)."""
+    cost, price = plan["cost"], plan["cost"]["managed_price"]
+    context = answers.get("context_tokens", 8192)
+    out = answers.get("output_tokens") or min(512, context // 4)
+    prompt = answers.get("prompt_tokens") or min(context // 2, context - out)
+    bill = answers["daily_requests"] * 30.4 * (prompt * price["usd_per_mtok_input"] + out * price["usd_per_mtok_output"]) / 1e6
+    assert cost["managed_usd_month"] == pytest.approx(bill, abs=0.01)
+    assert cost["total_usd_month"] == pytest.approx(bill + cost["staff_usd_month"], abs=0.02)
+    assert price["basis"] in ("listed", "estimated") and price["date"] and price["via"]
+    assert (price["basis"] == "estimated") == bool(price["estimated_from"])
 
 
 def check_numbers(plan: dict) -> None:
@@ -108,6 +126,9 @@ def test_very_low_traffic_says_how_much_the_managed_api_saves():
     assert cost["saving_usd_month"] == pytest.approx(cost["self_host_usd_month"] - cost["total_usd_month"], abs=0.02)
     text = run_cli("plan", "--answers", str(SCENARIOS / "very_low_traffic.yaml")).out
     assert "the managed API saves" in text
+    # the bill's basis: the listed price, its provider and date, and the aggregator it was read through
+    assert "Managed price $0.88 / $0.88 per million input / output tokens (together_ai, 2026-11-30; read via " \
+           "litellm's community price map" in " ".join(text.split())
 
 
 def test_data_residency_rules_out_the_managed_api_by_name():

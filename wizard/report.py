@@ -200,7 +200,7 @@ def print_tree_paths(tree, report) -> None:
         by_leaf.setdefault(trail[-1], []).append((trail, answers))
     for leaf, items in by_leaf.items():
         console.print(f"[green]★ {leaf}[/] — {len(items)} path(s)")
-        for trail, answers in items:
+        for trail, _answers in items:
             console.print("   " + escape(" → ".join(trail)), highlight=False)
     if report.errors:
         console.print(f"[red]{len(report.errors)} lint problem(s): run `tree lint`[/]")
@@ -251,39 +251,8 @@ def plan_renderables(plan: dict, path: bool = True) -> list:
             "output tokens/s (§5, §9 Q3)", highlight=False)
     cost = plan.get("cost")
     if cost:
-        usd = lambda x: "—" if x is None else f"${x:,.0f}"  # noqa: E731
-        price = cost.get("gpu_price")
-        if plan["form"] == "managed_api":
-            line = (f"Cost per month (§8): managed API bill {usd(cost.get('managed_usd_month'))} + staff "
-                    f"{usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
-        else:
-            line = (f"Cost per month (§8): GPU bill {usd(cost['gpu_bill_usd_month'])} (idle share "
-                    f"{usd(cost['idle_usd_month'])}) + staff {usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
-        if cost.get("usd_per_mtok") is not None:
-            line += f"; ${cost['usd_per_mtok']:,.2f} per million output tokens"
-        console.print(line, highlight=False)
-        if price:
-            console.print(escape(f"  GPU price ${price['usd_per_gpu_hour']}/h ({price['kind']}, {price['provider']}, "
-                                 f"{price['date'] or 'undated'}) — dated snapshot, re-check"), highlight=False)
-        if cost.get("managed_usd_month") is not None and plan["form"] != "managed_api":
-            if cost.get("break_even_daily_requests"):
-                tail = f"; self-hosting breaks even above {cost['break_even_daily_requests']:,} requests/day"
-            elif cost.get("break_even_beyond_capacity"):
-                tail = (f"; these replicas carry at most {cost['capacity_daily_requests']:,} requests/day, too few to "
-                        "beat that price: more replicas would cost more too")
-            else:
-                tail = ""
-            console.print(f"  Managed API for the same volume: {usd(cost['managed_usd_month'])}/month" + tail,
-                          highlight=False)
-        if cost.get("self_host_usd_month") is not None:
-            console.print(f"  Self-hosting the same load ({escape(str(cost['self_host_layout']))}) would cost "
-                          f"{usd(cost['self_host_usd_month'])}/month with its staff: the managed API saves "
-                          f"{usd(cost.get('saving_usd_month'))}/month", highlight=False)
-    q = plan.get("quantized_option")
-    if q:
-        console.print(f"  Quantized option (§9 Q5): fp8 weights on {q['replicas']} × TP {q['tp']} × {q['gpu']} would cost "
-                      f"${q['total_usd_month']:,.0f}/month, saving ${q['saving_usd_month']:,.0f} — check quality first",
-                      highlight=False)
+        for line in cost_lines(plan):
+            console.print(line, highlight=False)
     starts = plan.get("cold_start")
     if starts:
         stages = ", ".join(f"{s['name']} {s['seconds']:,.0f} s" for s in starts["stages"])
@@ -299,6 +268,83 @@ def plan_renderables(plan: dict, path: bool = True) -> list:
         console.print("[yellow]not used:[/] " + escape(", ".join(plan["ignored_answers"]))
                       + " — their questions are not on this path (e.g. the budget amount is asked only for a fixed budget)")
     return console.items
+
+
+def usd(x: float | None) -> str:
+    """Dollars a month as the plan's texts show them: whole dollars, cents below one dollar ("—" when unknown)."""
+    if x is None:
+        return "—"
+    return f"${x:,.2f}" if 0 < abs(x) < 1 else f"${x:,.0f}"
+
+
+def price_basis(p: dict) -> str:
+    """Where a dated price comes from: provider, date, and the aggregator or mirror it was read through."""
+    via = f"; read via {p['via']}" if p.get("via") else ""
+    return f"{p.get('provider') or 'no provider'}, {p.get('date') or 'undated'}{via}"
+
+
+def managed_price_line(p: dict) -> str:
+    """The managed price with its basis: listed, estimated from named models, or given in the answers."""
+    figure = f"${p['usd_per_mtok_input']:g} / ${p['usd_per_mtok_output']:g} per million input / output tokens"
+    if p.get("basis") == "given":
+        return f"  Managed price {figure}: given (managed_usd_per_mtok)"
+    if p.get("basis") == "estimated":
+        return (f"  Managed price {figure}, estimated from {', '.join(p['estimated_from'])}: no listed price for this "
+                f"model; {p.get('note')} ({p.get('date')}; read via {p.get('via')}) — set managed_usd_per_mtok to "
+                "use a quoted price")
+    return f"  Managed price {figure} ({price_basis(p)}) — dated snapshot, re-check"
+
+
+def cost_lines(plan: dict) -> list[str]:
+    """§8 as rich markup lines: the monthly total and its parts, the prices behind them, and the comparisons.
+    Every figure is the plan's own (cost.*, quantized_option): the alternatives and warnings quote the same."""
+    cost = plan["cost"]
+    lines = []
+    if plan["form"] == "managed_api":
+        line = (f"Cost per month (§8): managed API bill {usd(cost.get('managed_usd_month'))} + staff "
+                f"{usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
+        if cost.get("managed_usd_month") is None:
+            line += " (no daily volume to price the bill at: give daily_requests)"
+    else:
+        line = (f"Cost per month (§8): GPU bill {usd(cost['gpu_bill_usd_month'])} (idle share "
+                f"{usd(cost['idle_usd_month'])}) + staff {usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
+    if cost.get("usd_per_mtok") is not None:
+        line += f"; ${cost['usd_per_mtok']:,.2f} per million output tokens"
+    lines.append(line)
+    price = cost.get("gpu_price")
+    if price:
+        lines.append(escape(f"  GPU price ${price['usd_per_gpu_hour']}/h ({price['kind']}, {price_basis(price)}) — "
+                            "dated snapshot, re-check"))
+    managed_price = cost.get("managed_price")
+    if managed_price and (plan["form"] == "managed_api" or cost.get("managed_usd_month") is not None):
+        lines.append(escape(managed_price_line(managed_price)))
+    if cost.get("managed_usd_month") is not None and plan["form"] != "managed_api":
+        if cost.get("break_even_daily_requests") is not None:
+            tail = f"; self-hosting breaks even above {cost['break_even_daily_requests']:,} requests/day"
+        elif cost.get("break_even_beyond_capacity"):
+            tail = (f"; these replicas carry at most {cost['capacity_daily_requests']:,} requests/day, too few to "
+                    "beat that price: more replicas would cost more too")
+        else:
+            tail = ""
+        lines.append(f"  Managed API for the same volume: {usd(cost['managed_usd_month'])}/month + caller-side staff "
+                     f"{usd(cost.get('managed_staff_usd_month'))} = {usd(cost.get('managed_total_usd_month'))}" + tail)
+    if cost.get("self_host_usd_month") is not None:
+        head = (f"  Self-hosting the same load ({escape(str(cost['self_host_layout']))}) would cost "
+                f"{usd(cost['self_host_usd_month'])}/month with its staff ({escape(str(cost.get('self_host_exposure')))})")
+        if cost.get("saving_usd_month") is not None:
+            lines.append(f"{head}: the managed API saves {usd(cost['saving_usd_month'])}/month")
+        elif cost.get("managed_extra_usd_month") is not None:
+            lines.append(f"{head}: {usd(cost['managed_extra_usd_month'])}/month less than the managed API, the price "
+                         "of not running GPUs (§6)")
+        elif cost.get("total_usd_month") is not None:
+            lines.append(f"{head}: the same as the managed API")
+        else:
+            lines.append(f"{head}; the managed bill is unknown without a daily volume")
+    q = plan.get("quantized_option")
+    if q:
+        lines.append(f"  Quantized option (§9 Q5): fp8 weights on {q['replicas']} × TP {q['tp']} × {escape(q['gpu'])} would "
+                     f"cost {usd(q['total_usd_month'])}/month, saving {usd(q['saving_usd_month'])} — check quality first")
+    return lines
 
 
 # The computed facts a reviewer follows in the path (the rest are in plan.json and the sections above).

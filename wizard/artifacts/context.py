@@ -116,8 +116,19 @@ PROVIDER_BASES = {
 
 
 def client_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
-    """Values of the managed-API client starter: provider, model name there, prices, budget, timeouts."""
+    """Values of the managed-API client starter: provider, model name there, prices, budget, timeouts. The budget
+    guard prices usage at the plan's own managed price (listed, estimated or given): the figure the plan used."""
     price = (plan.get("cost") or {}).get("managed_price") or {}
+    if not price:
+        basis = "no price in the plan: set PRICE_IN/PRICE_OUT"
+    elif price.get("basis") == "given":
+        basis = "managed_usd_per_mtok from the answers"
+    elif price.get("basis") == "estimated":
+        basis = (f"estimated from {', '.join(price.get('estimated_from') or ())}: {price.get('note')}; "
+                 f"{price.get('date')}, read via {price.get('via')}")
+    else:
+        via = f", read via {price['via']}" if price.get("via") else ""
+        basis = f"{price.get('provider')}, {price.get('date')}{via}: {price.get('source')}"
     provider = price.get("provider") or "your provider"
     key = price.get("model_key") or ""
     provider_model = key.split("/", 1)[1] if "/" in key else (answers.get("model") or "")
@@ -130,7 +141,8 @@ def client_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, A
         "provider_model": provider_model,
         "price_in": price.get("usd_per_mtok_input", 0.0),
         "price_out": price.get("usd_per_mtok_output", 0.0),
-        "price_source": price.get("source", "no catalog price: set PRICE_IN/PRICE_OUT"),
+        "price_basis": price.get("basis", ""),
+        "price_source": basis,
         "monthly_budget": answers.get("monthly_budget_usd") or round(((plan.get("cost") or {}).get("managed_usd_month") or 100) * 1.5, 2),
         "read_timeout_s": int(math.ceil((ttft + out * tpot) / 1000 * 2)),  # twice the P99 request time
         "output_tokens": out,

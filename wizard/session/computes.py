@@ -19,8 +19,8 @@ from wizard.sizing.performance import Workload
 from wizard.sizing.replicas import Targets, peak_sequences
 from wizard.sizing.params import count_params
 from wizard.sizing.precision import precision_problem, weight_format
-from wizard.sources.catalog import find_gpu, gpu_catalog
-from wizard.sources.prices import gpu_prices, managed_price
+from wizard.sources.catalog import find_entry, find_gpu, gpu_catalog
+from wizard.sources.prices import estimate_managed_price, gpu_prices, managed_price
 from wizard.sources.resolve import resolve_model
 from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
 
@@ -61,12 +61,19 @@ class Context:
             return catalog
         return {g.id: GpuPrice(g.id, float(own), "given", "answers file", "", "gpu_hour_usd") for g in gpu_catalog()}
 
-    def managed_price(self, model_id: str) -> ManagedPrice | None:
-        """managed_usd_per_mtok from the answers, else the dated catalog price for this model."""
+    def managed_price(self, spec: ModelSpec) -> ManagedPrice | None:
+        """managed_usd_per_mtok from the answers, else the dated catalog price for this model, else an estimate
+        from the listed models nearest its active size (its catalog family first). The plan, its comparisons and
+        the managed client's budget guard all use this one figure."""
         own = self.extras.get("managed_usd_per_mtok")
         if own:
-            return ManagedPrice(model_id, float(own["input"]), float(own["output"]), "given", "", "answers file")
-        return managed_price(model_id)
+            return ManagedPrice(spec.id, float(own["input"]), float(own["output"]), "", "", "answers file",
+                                basis="given", note="managed_usd_per_mtok from the answers")
+        listed = managed_price(spec.id)
+        if listed is not None:
+            return listed
+        entry = find_entry(spec.id)
+        return estimate_managed_price(spec.id, count_params(spec).active, entry.family if entry else "")
 
     def model(self, name: str) -> ModelSpec:
         if name not in self._models:
@@ -145,8 +152,23 @@ def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, i
     return prompt, output
 
 
-def plan_search(env: dict[str, Any], ctx: Context, exposure: str = "kubernetes", gpus_filter=None):
-    """The priced layout search for these answers: (ranked candidates, all candidates, load, size inputs)."""
+# DOMAIN §6 as the tree's self-hosted recommendations expose a layout: online serving by operations capability
+# (the ExposureMap of single_gpu, one_node_tp and multi_node), offline batch jobs with no server ("none").
+# tests/test_plan_consistency.py checks this against every self-hosted leaf of the bundled tree.
+ONLINE_EXPOSURE = {"none": "gateway", "basic": "gateway", "kubernetes": "kubernetes", "platform": "gateway"}
+DEFAULT_OPS = "basic"  # the tree's default operations capability (a managed road may never ask it)
+
+
+def layout_exposure(env: dict[str, Any]) -> str:
+    """The exposure a self-hosted layout gets with these answers: whose staff cost its monthly total carries."""
+    if env.get("workload", "online") != "online":
+        return "none"
+    return ONLINE_EXPOSURE[env.get("ops_capability") or DEFAULT_OPS]
+
+
+def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None):
+    """The priced layout search for these answers: (ranked candidates, all candidates, load, size inputs).
+    Every candidate is priced at the staff cost of the exposure these answers give it (layout_exposure)."""
     spec = ctx.model(env["model"])
     peak = int(env.get("peak_concurrency") or 1)
     precision = env.get("weight_precision", "auto")
@@ -174,10 +196,10 @@ def plan_search(env: dict[str, Any], ctx: Context, exposure: str = "kubernetes",
         workload=Workload(1, prompt, output),
         targets=targets,
         online=online,
-        exposure=exposure,
+        exposure=layout_exposure(env),
         daily_requests=env.get("daily_requests"),
         pattern=env.get("traffic_pattern", "steady"),
-        managed=ctx.managed_price(spec.id),
+        managed=ctx.managed_price(spec),
         forced_replicas=ctx.extras.get("replicas"),
         staff_usd_month=ctx.extras.get("staff_usd_month"),
     )
@@ -213,7 +235,7 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     forced_tp = ctx.extras.get("tp")
     chosen = ranked[0]
     ctx.candidate, ctx.candidates, ctx.load = chosen, everything, load
-    ctx.fp8_option = None if ctx.quick else _fp8_option(env, ctx, spec, chosen)
+    fp8_searched, ctx.fp8_option = (False, None) if ctx.quick else _fp8_option(env, ctx, spec, chosen)
     gpu = chosen.gpu
     singles = [c for c in everything if c.form == SINGLE]
     probe = size(spec, gpu, base._replace(concurrency=1))
@@ -248,38 +270,79 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
         "peak_below_average": implied > peak,
         "cold_start_s": round(starts.total_s),
         **_form_costs(everything, chosen),
-        "over_budget": _over_budget(env.get("monthly_budget_usd") or ctx.extras.get("monthly_budget_usd"), chosen),
+        "over_budget": over_budget(_budget(env, ctx), chosen),
+        "budget_levers": budget_levers(env, spec, base, chosen, ctx.fp8_option, fp8_searched),
         "ramp_s": ramp,
         "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
 
 
-def _fp8_option(env: dict[str, Any], ctx: Context, spec: ModelSpec, chosen: Candidate) -> Candidate | None:
+def _fp8_option(env: dict[str, Any], ctx: Context, spec: ModelSpec, chosen: Candidate) -> tuple[bool, Candidate | None]:
     """§9 Q5 "quantize or not": the same search at fp8 weights on FP8-capable cards, when the answers left the
-    precision to the checkpoint (16-bit). Reported beside the plan, never chosen silently: quality is the team's call."""
+    precision to the checkpoint (16-bit). Reported beside the plan, never chosen silently: quality is the team's call.
+    (whether the search ran, its best plan when that costs less than the chosen one: a saving is always positive)"""
     if env.get("weight_precision", "auto") != "auto" or weight_format(spec, "auto").name != "bf16":
-        return None
+        return False, None
     if env.get("gpu", "auto") != "auto" and not find_gpu(env["gpu"]).fp8_support:
-        return None
+        return False, None
     try:
         ranked, _, _, _ = plan_search({**env, "weight_precision": "fp8"}, ctx, gpus_filter=lambda g: g.fp8_support)
     except InputError:
-        return None
-    best = ranked[0] if ranked else None
+        return True, None
+    best = ranked[0] if ranked else None  # ranked: the layouts meeting the targets first
+    if best is not None and chosen.meets_targets and not best.meets_targets:  # cheaper only by missing the targets
+        best = None
     if best is None or best.cost.total_usd_month is None or chosen.cost.total_usd_month is None:
-        return None
-    return best if best.cost.total_usd_month < chosen.cost.total_usd_month else None
+        return True, None
+    return True, (best if best.cost.total_usd_month < chosen.cost.total_usd_month else None)
 
 
-def _over_budget(budget: float | None, chosen: Candidate) -> bool:
-    """§8, §9 Q5: the chosen plan's monthly total against a stated budget."""
-    return bool(budget) and chosen.cost.total_usd_month is not None and chosen.cost.total_usd_month > budget
+def _budget(env: dict[str, Any], ctx: Context) -> float | None:
+    budget = env.get("monthly_budget_usd")
+    return budget if budget is not None else ctx.extras.get("monthly_budget_usd")
+
+
+def over_budget(budget: float | None, chosen: Candidate) -> bool:
+    """§8, §9 Q5: exactly when the chosen plan's own monthly total (the figure its headline shows) exceeds a
+    stated budget; unknown without a budget or a GPU price."""
+    total = chosen.cost.total_usd_month
+    return budget is not None and total is not None and total > budget
+
+
+def budget_levers(env: dict[str, Any], spec: ModelSpec, base: SizeInputs, chosen: Candidate,
+                  fp8: Candidate | None, fp8_searched: bool) -> str:
+    """§8, §9 Q5: what could lower this plan's cost, leaving out what the plan already does (weights already at
+    8 bits or fewer, an fp8 KV cache, no latency targets) and what cannot help (fp8 weights when the fp8 search
+    found nothing cheaper, a managed API that something rules out)."""
+    levers = []
+    if fp8 is not None:  # the fp8 search found a cheaper plan: name it
+        levers.append(f"fp8 weights ({_usd(fp8.cost.total_usd_month)}/month on {fp8.replicas.replicas} × TP {fp8.tp} × "
+                      f"{fp8.gpu.id}: the quantized option; check quality first)")
+    elif weight_format(spec, base.weight_precision).bits >= 16 and not fp8_searched:
+        levers.append("fp8 weights (half the bytes; check quality first)")
+    if base.kv_cache_dtype != "fp8":
+        levers.append("an fp8 KV cache (--kv-cache-dtype fp8 halves it)")
+    levers.append(f"a shorter context than {base.context_tokens:,} tokens")
+    online = env.get("workload", "online") == "online"
+    if online and (env.get("ttft_p99_ms") or env.get("tpot_p99_ms")):
+        levers.append("looser latency targets")
+    ruled_out = env.get("data_residency") or env.get("needs_predictable_cost") or env.get("needs_latency_control")
+    if online and not ruled_out:
+        managed = chosen.cost.managed_total_usd_month
+        levers.append("a managed API" + (f" (about {_usd(managed)}/month with its staff)" if managed is not None else ""))
+    return ", ".join(levers[:-1]) + (" or " if len(levers) > 1 else "") + levers[-1]
+
+
+def _usd(x: float | None) -> str:
+    return "—" if x is None else f"${x:,.0f}"
 
 
 def _form_costs(everything: list[Candidate], chosen: Candidate) -> dict[str, Any]:
-    """The cheapest candidate of each form, for the alternatives' numbers (0 when none or unpriced)."""
+    """The cheapest candidate of each form, for the alternatives' numbers (0 when none or unpriced). Every figure
+    is a candidate's own Cost (layout_search.layout_cost): the same number the plan's headline shows for it.
+    The managed API's figure is its bill plus its caller-side staff, the total it is compared as."""
     out: dict[str, Any] = {"plan_usd_month": round(chosen.cost.total_usd_month or 0),
-                           "managed_usd_month": round(chosen.cost.managed_usd_month or 0)}
+                           "managed_usd_month": round(chosen.cost.managed_total_usd_month or 0)}
     for form, key in ((SINGLE, "single"), (ONE_NODE, "tp"), (MULTI_NODE, "multi")):
         best = next((c for c in everything if c.form == form and c.meets_targets), None)
         out[f"best_{key}_usd"] = round(best.cost.total_usd_month or 0) if best else 0

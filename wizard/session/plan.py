@@ -7,7 +7,7 @@ from typing import Any
 from wizard.errors import InputError
 from wizard.session.computes import plan_search, typical_lengths
 from wizard.session.session import Session
-from wizard.sizing.cost import DAYS_PER_MONTH, managed_cost, monthly_cost, staff_cost
+from wizard.sizing.cost import DAYS_PER_MONTH, managed_cost, staff_cost
 from wizard.sizing.size_json import size_json
 from wizard.tree.schema import ExposureMap, Question, Recommendation, evaluate
 from wizard.tree.text import render
@@ -72,20 +72,6 @@ def performance_of(c) -> dict[str, Any]:
     }
 
 
-def cost_of(c, load, exposure: str) -> dict[str, Any]:
-    """DOMAIN §8 for the chosen plan, priced at its real exposure's staff cost."""
-    w = load.workload
-    seconds = (c.limit.performance.ttft_ms + w.output_tokens * c.limit.performance.tpot_ms) / 1000
-    cost = monthly_cost(
-        gpus=c.gpus_total, price=c.cost.gpu_price, exposure=exposure,
-        capacity_sequences=c.replicas.replicas * max(c.limit.batch, 1), peak_sequences=load.peak_sequences,
-        daily_requests=load.daily_requests, seconds_per_request=seconds, pattern=load.pattern,
-        prompt_tokens=w.prompt_tokens, output_tokens=w.output_tokens, managed=load.managed,
-        staff_override=load.staff_usd_month,
-    )
-    return cost_json(cost)
-
-
 def warm_minimum(replicas, env: dict[str, Any]) -> int:
     """Replicas an autoscaler keeps warm (§7, §10): all of them when a new one is slower than the traffic ramp or
     the work is offline, else the spare + 1; never above the replicas (a user may insist on fewer)."""
@@ -110,6 +96,8 @@ def cost_json(cost) -> dict[str, Any]:
         "capacity_daily_requests": None if cost.capacity_daily_requests is None else round(cost.capacity_daily_requests),
         "break_even_beyond_capacity": cost.break_even_beyond_capacity,
         "monthly_output_mtok": r(cost.monthly_output_mtok),
+        "managed_staff_usd_month": r(cost.managed_staff_usd_month),
+        "managed_total_usd_month": r(cost.managed_total_usd_month),
     }
     if cost.gpu_price is not None:
         out["gpu_price"] = price_json(cost.gpu_price)
@@ -119,19 +107,23 @@ def cost_json(cost) -> dict[str, Any]:
 
 
 def price_json(price) -> dict[str, Any]:
-    """A dated price as JSON: the figure, its kind, provider, date and source (which GPU/model is implied)."""
-    return {k: v for k, v in price._asdict().items() if k not in ("gpu", "model")}
+    """A dated price as JSON: the figure, its kind, provider, date, source, where it was read and its basis
+    (listed, estimated or given); which GPU/model is implied by the plan."""
+    out = {k: v for k, v in price._asdict().items() if k not in ("gpu", "model")}
+    if "estimated_from" in out:
+        out["estimated_from"] = list(out["estimated_from"])
+    return out
 
 
 def managed_plan_cost(session: Session) -> dict[str, Any]:
     """A managed-API plan: the vendor's bill for the volume, and the caller-side staff (§6, §8)."""
     env = session.state.env
     spec = session.context.model_spec
-    price = session.context.managed_price(spec.id) if spec is not None else None
+    price = session.context.managed_price(spec) if spec is not None else None
     prompt, output = typical_lengths(env, session.context.extras)
     managed = managed_cost(env.get("daily_requests"), prompt, output, price)
     staff = staff_cost("managed_api", session.context.extras.get("staff_usd_month"))
-    out = {
+    out: dict[str, Any] = {
         "gpu_bill_usd_month": 0.0, "idle_usd_month": 0.0, "staff_usd_month": round(staff, 2),
         "total_usd_month": None if managed is None else round(managed + staff, 2),
         "usd_per_mtok": None, "managed_usd_month": None if managed is None else round(managed, 2),
@@ -139,22 +131,29 @@ def managed_plan_cost(session: Session) -> dict[str, Any]:
     if price is not None:
         out["managed_price"] = price_json(price)
         daily = env.get("daily_requests")
-        if daily:
+        if daily and managed is not None:
             out["usd_per_mtok"] = round((managed + staff) / (daily * output * DAYS_PER_MONTH / 1e6), 2)
-    # What self-hosting the same load would cost: the cheapest layout of the search, run by a basic team (§8, §12).
+    # What self-hosting the same load would cost: the cheapest layout of the search, at the staff cost of the
+    # exposure these answers would give it (§6, §8, §12); its total is the candidate's own Cost.
     if session.context.quick:
         return out
     try:
-        ranked, _, load, _ = plan_search({**env, "gpu": env.get("gpu", "auto")}, session.context, exposure="gateway")
+        ranked, _, _, _ = plan_search({**env, "gpu": env.get("gpu", "auto")}, session.context)
     except InputError:
         ranked = []
     if ranked:
         best = ranked[0]
-        own = cost_of(best, load, "gateway")
-        out["self_host_usd_month"] = own["total_usd_month"]
+        own = best.cost.total_usd_month
+        out["self_host_usd_month"] = None if own is None else round(own, 2)
+        out["self_host_exposure"] = best.cost.exposure
         out["self_host_layout"] = f"{best.replicas.replicas} × {best.gpus_per_copy} × {best.gpu.id} (TP {best.tp}, PP {best.pp})"
-        if own["total_usd_month"] is not None and out["total_usd_month"] is not None:
-            out["saving_usd_month"] = round(own["total_usd_month"] - out["total_usd_month"], 2)
+        if own is not None and out["total_usd_month"] is not None:
+            difference = round(own - out["total_usd_month"], 2)
+            # a saving is only ever positive: when self-hosting is cheaper, say what the managed API costs more
+            if difference > 0:
+                out["saving_usd_month"] = difference
+            elif difference < 0:
+                out["managed_extra_usd_month"] = -difference
     return out
 
 
@@ -174,8 +173,10 @@ def build_plan(session: Session) -> dict[str, Any]:
         "checkpoint_format": env.get("checkpoint_format"),
     }
     if c is not None:
-        load = session.context.load
         starts = session.context.cold_start
+        assert starts is not None, "fit() sets the cold start with the candidate"
+        # the search priced every layout at the exposure these answers give it; the leaf reached must agree
+        assert c.cost.exposure == exposure, f"priced at {c.cost.exposure!r}, exposed as {exposure!r}"
         plan |= {
             "gpu": c.gpu.id,
             "tp": c.tp,
@@ -188,7 +189,7 @@ def build_plan(session: Session) -> dict[str, Any]:
             "concurrency_per_replica": max(c.limit.batch, 1),
             "memory": size_json(c.limit.result),
             "performance": performance_of(c),
-            "cost": cost_of(c, load, exposure),
+            "cost": cost_json(c.cost),
             "cold_start": {"stages": [{"name": s.name, "seconds": round(s.seconds, 1), "basis": s.basis}
                                       for s in starts.stages], "total_s": round(starts.total_s, 1)},
         }
@@ -198,8 +199,8 @@ def build_plan(session: Session) -> dict[str, Any]:
         if rec.form == "managed_api":
             plan["cost"] = managed_plan_cost(session)
     fp8 = session.context.fp8_option
-    if c is not None and fp8 is not None:
-        saving = (c.cost.total_usd_month or 0) - (fp8.cost.total_usd_month or 0)
+    if c is not None and fp8 is not None and c.cost.total_usd_month is not None and fp8.cost.total_usd_month is not None:
+        saving = c.cost.total_usd_month - fp8.cost.total_usd_month  # > 0: computes._fp8_option keeps cheaper ones only
         plan["quantized_option"] = {
             "weight_precision": "fp8", "gpu": fp8.gpu.id, "tp": fp8.tp, "pp": fp8.pp, "replicas": fp8.replicas.replicas,
             "total_usd_month": round(fp8.cost.total_usd_month, 2), "saving_usd_month": round(saving, 2),

@@ -6,8 +6,10 @@
     per 1M output tokens = total / (daily requests × output tokens × 30.4 / 1e6)
 Average utilization = average sequences in flight / sequences the replicas can carry. The average comes from
 the daily volume (Little's law) when it is known, else from the peak divided by the traffic pattern's
-peak-to-average ratio. A managed API for the same volume costs daily × 30.4 × (P × input + O × output) / 1e6,
-and breaks even with self-hosting at the daily volume where the two totals meet.
+peak-to-average ratio. A managed API for the same volume costs daily × 30.4 × (P × input + O × output) / 1e6
+plus its own caller-side staff (retries, timeouts, budget: STAFF_PERSON_MONTHS["managed_api"]), and breaks even
+with self-hosting at the daily volume where the two totals meet:
+    break-even daily requests = (self-hosted total − managed staff) / (30.4 × managed price per request)
 """
 
 from typing import NamedTuple
@@ -42,6 +44,9 @@ class Cost(NamedTuple):
     monthly_output_mtok: float | None
     capacity_daily_requests: float | None = None  # what these replicas carry a day at full use (Little's law)
     break_even_beyond_capacity: bool = False  # the break-even volume needs more replicas than this plan has
+    exposure: str = ""  # whose staff cost is in the total (§6)
+    managed_staff_usd_month: float | None = None  # the managed API's own caller-side staff, for the comparison
+    managed_total_usd_month: float | None = None  # managed bill + that staff: what the managed road costs in total
 
 
 def staff_cost(exposure: str, override: float | None = None) -> float:
@@ -84,14 +89,17 @@ def monthly_cost(*, gpus: int, price: GpuPrice | None, exposure: str, capacity_s
     total = bill + staff if bill is not None else None
     mtok = daily_requests * output_tokens * DAYS_PER_MONTH / 1e6 if daily_requests else None
     managed_month = managed_cost(daily_requests, prompt_tokens, output_tokens, managed)
+    managed_staff = staff_cost("managed_api", staff_override) if managed is not None else None
+    managed_total = managed_month + managed_staff if managed_month is not None and managed_staff is not None else None
     break_even = None
     beyond = False
     # The most these replicas can serve: capacity sequences, each busy seconds_per_request per request.
     capacity_daily = capacity_sequences / seconds_per_request * SECONDS_PER_DAY if seconds_per_request > 0 else None
-    if total is not None and managed is not None:
+    if total is not None and managed is not None and managed_staff is not None:
         per_request = (prompt_tokens * managed.usd_per_mtok_input + output_tokens * managed.usd_per_mtok_output) / 1e6
         if per_request > 0:
-            break_even = total / (per_request * DAYS_PER_MONTH)
+            # the managed road pays its own staff too: only what self-hosting costs beyond that is bought in tokens
+            break_even = max(0.0, total - managed_staff) / (per_request * DAYS_PER_MONTH)
             if capacity_daily is not None and break_even > capacity_daily:  # this layout never gets there
                 break_even, beyond = None, True
     return Cost(
@@ -109,4 +117,7 @@ def monthly_cost(*, gpus: int, price: GpuPrice | None, exposure: str, capacity_s
         capacity_daily_requests=capacity_daily,
         break_even_beyond_capacity=beyond,
         monthly_output_mtok=mtok,
+        exposure=exposure,
+        managed_staff_usd_month=managed_staff,
+        managed_total_usd_month=managed_total,
     )

@@ -3,7 +3,9 @@
 For every GPU type and every layout an engine accepts — one GPU; TP over the GPUs of one node; TP inside a
 node and PP across nodes (§3: never TP across nodes) — a replica carries the largest batch that fits its KV
 cache and meets the P99 latency targets (replicas.py); the peak then needs ceil(peak / batch) replicas, +1
-online (§10), and the plan costs price × GPUs × 730 h + staff (cost.py). The simplest form that can carry the
+online (§10), and the plan costs price × GPUs × 730 h + staff (cost.py), priced once by `layout_cost` at the staff
+cost of the exposure the plan really gets (Load.exposure): the ranking, the budget check, the alternatives, the
+quantized option and the plan's headline all read that one Cost. The simplest form that can carry the
 load wins (§1: single GPU before TP before multi-node); within it the cheapest monthly total, then the fewest
 GPUs. A TP layout inside one node displaces a single-GPU one only when it is cheaper for the same peak (§5:
 "if it fits, use replicas" — unless a card so full of weights carries too little of the load, §9 line 1).
@@ -16,7 +18,7 @@ from wizard.errors import InputError
 from wizard.sizing.cost import Cost, monthly_cost
 from wizard.sizing.fit import SizeInputs, size
 from wizard.sizing.layout import divisors
-from wizard.sizing.performance import Workload
+from wizard.sizing.performance import Performance, Workload
 from wizard.sizing.replicas import BatchLimit, ReplicaPlan, Targets, max_batch, plan_replicas
 from wizard.sizing.weights import weight_bytes
 from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
@@ -33,7 +35,7 @@ class Load(NamedTuple):
     workload: Workload  # typical prompt / output tokens (concurrency is set per candidate)
     targets: Targets
     online: bool
-    exposure: str
+    exposure: str  # the exposure these answers give a self-hosted layout (§6): whose staff cost the totals carry
     daily_requests: float | None
     pattern: str
     managed: ManagedPrice | None = None
@@ -101,16 +103,23 @@ def evaluate(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int,
         limit = limit._replace(batch=0)
     carried = max(limit.batch, 1)
     replicas = plan_replicas(limit._replace(batch=carried), load.peak_sequences, load.online, load.forced_replicas)
+    cost = layout_cost(load, price, replicas.replicas * tp * pp, replicas.replicas * carried, limit.performance)
+    return Candidate(form_of(tp, pp, gpu), gpu, tp, pp, limit, replicas, cost)
+
+
+def layout_cost(load: Load, price: GpuPrice | None, gpus: int, capacity_sequences: int, performance: Performance) -> Cost:
+    """The one monthly cost of a layout (DOMAIN §8): `gpus` always-on cards at `price`, carrying
+    `capacity_sequences` at the roofline's request time (TTFT + output tokens × TPOT), plus the staff of
+    load.exposure. Every figure the plan shows for a layout is this Cost, computed once per candidate."""
     w = load.workload
-    seconds = (limit.performance.ttft_ms + w.output_tokens * limit.performance.tpot_ms) / 1000
-    cost = monthly_cost(
-        gpus=replicas.replicas * tp * pp, price=price, exposure=load.exposure,
-        capacity_sequences=replicas.replicas * carried, peak_sequences=load.peak_sequences,
+    seconds = (performance.ttft_ms + w.output_tokens * performance.tpot_ms) / 1000
+    return monthly_cost(
+        gpus=gpus, price=price, exposure=load.exposure,
+        capacity_sequences=capacity_sequences, peak_sequences=load.peak_sequences,
         daily_requests=load.daily_requests, seconds_per_request=seconds, pattern=load.pattern,
         prompt_tokens=w.prompt_tokens, output_tokens=w.output_tokens, managed=load.managed,
         staff_override=load.staff_usd_month,
     )
-    return Candidate(form_of(tp, pp, gpu), gpu, tp, pp, limit, replicas, cost)
 
 
 def candidates_for(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, load: Load, price: GpuPrice | None) -> list[Candidate]:

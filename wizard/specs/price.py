@@ -9,9 +9,10 @@ class GpuPrice(NamedTuple):
     gpu: str
     usd_per_gpu_hour: float
     kind: str  # on-demand, reservation, spot, or "given" (the user's own)
-    provider: str
+    provider: str  # who sells the GPU-hour at this price
     date: str  # snapshot date as the source states it ("" when undated)
     source: str
+    via: str = ""  # the aggregator, blog or mirror the figure was read from ("" = the provider's own page or the user)
 
 
 class ManagedPrice(NamedTuple):
@@ -20,7 +21,11 @@ class ManagedPrice(NamedTuple):
     model: str
     usd_per_mtok_input: float
     usd_per_mtok_output: float
-    provider: str
+    provider: str  # the API that lists this price ("" for an estimate: no provider lists this model)
     date: str
     source: str
     model_key: str = ""  # the provider's own name for the model, e.g. together_ai/meta-llama/...-Turbo
+    via: str = ""  # the aggregator the figure was read from ("" = the provider's own page or the user)
+    basis: str = "listed"  # listed (the price list names this model), estimated (from other models), given (answers)
+    estimated_from: tuple[str, ...] = ()  # the listed models an estimate comes from
+    note: str = ""  # how an estimate was made, in one sentence

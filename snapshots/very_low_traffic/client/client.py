@@ -22,7 +22,9 @@ from pathlib import Path
 
 API_BASE = os.environ.get("LLM_API_BASE", "https://api.together.xyz/v1")
 MODEL = os.environ.get("LLM_MODEL", "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo")
-PRICE_IN, PRICE_OUT = 0.88, 0.88  # USD per million tokens (PyPI litellm 1.110.2 wheel, litellm/model_prices_and_context_window_backup.json, key 'together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo' (input/output_cost_per_token x 1e6; per-entry update date not recorded); upstream listed there: https://api.together.ai/v1/models)
+# USD per million input / output tokens: the price the plan's managed bill used (together_ai, 2026-11-30, read via litellm's community price map (litellm 1.110.2), an aggregator: PyPI litellm 1.110.2 wheel, litellm/model_prices_and_context_window_backup.json, key 'together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo' (input/output_cost_per_token x 1e6; per-entry update date not recorded); upstream listed there: https://api.together.ai/v1/models).
+# The budget guard below prices every call's usage at it; replace it with your provider's quoted price.
+PRICE_IN, PRICE_OUT = 0.88, 0.88
 MONTHLY_BUDGET_USD = float(os.environ.get("MONTHLY_BUDGET_USD", "5.55"))
 CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 5, 107
 RETRIES, BACKOFF_S = 4, 0.5  # exponential backoff with jitter on 429, 5xx and timeouts
