@@ -68,8 +68,11 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 class StrictSafeLoader(BASE_LOADER):  # type: ignore[misc,valid-type]
     """The safe loader, refusing duplicate keys and documents that expand beyond MAX_NODES."""
 
+    check_aliases = True  # parse_yaml turns it off for a text without "&": no anchor, so no alias can expand
+
     def construct_document(self, node):  # noqa: ANN001, ANN201 (PyYAML's signature)
-        expanded_size(node)
+        if self.check_aliases:
+            expanded_size(node)
         return super().construct_document(node)
 
     def construct_mapping(self, node, deep=False):  # noqa: ANN001, ANN201
@@ -97,7 +100,12 @@ def parse_yaml(text: str, field: str, where: str) -> Any:
     if len(text) > MAX_BYTES:
         raise InputError(field, where, f"is larger than {MAX_BYTES // 2**20} MiB; expected a small YAML file")
     try:
-        return yaml.load(text, Loader=StrictSafeLoader)  # noqa: S506 (a safe loader)
+        loader = StrictSafeLoader(text)
+        try:
+            loader.check_aliases = "&" in text  # the tree (~9,000 nodes) has none: its walk cost 21 ms
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(field, where, f"is not valid YAML ({first})") from None

@@ -190,7 +190,7 @@ def _deadline_stream(inner: Any, job: _Job) -> Any:
     import httpx2
 
     class DeadlineStream(httpx2.SyncByteStream):
-        def __iter__(self):  # type: ignore[override]
+        def __iter__(self):
             for chunk in inner:
                 job.time_left()
                 yield chunk
