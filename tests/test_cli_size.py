@@ -172,3 +172,16 @@ def test_table_says_how_many_tokens_sliding_layers_hold():
     assert r.code == 0, r.err
     text = " ".join(r.out.replace("│", " ").split())
     assert "(window 4,096) hold 6,160 tokens per sequence" in text
+
+
+def test_size_json_validates_against_the_published_size_schema():
+    import jsonschema
+
+    from cli_run import run_main
+
+    schema = run_main("schema", "size")
+    assert schema.code == 0
+    for extra in ([], ["--prompt-tokens", "500", "--output-tokens", "200"]):
+        r = run_main("size", "meta-llama/Llama-3.1-8B-Instruct", "--concurrency", "16", "--json", *extra)
+        assert r.code == 0, r.err
+        jsonschema.validate(r.json(), json.loads(schema.out))

@@ -301,3 +301,16 @@ def test_a_given_managed_price_overrides_the_estimate():
     cost = plan("managed_given_price")[0]["cost"]
     assert cost["managed_price"]["basis"] == "given"
     assert cost["managed_usd_month"] == pytest.approx(1712.13, abs=0.01)
+
+
+# ------------------------------------------------------------------------------------------------ the published schema
+@pytest.mark.parametrize("name", ALL)
+def test_every_plan_validates_against_the_published_plan_schema(name):
+    """plan.json is a Plan (extra keys forbidden): `schema plan` is what the plans really are."""
+    import jsonschema
+
+    from wizard.specs.contracts import Plan
+
+    p = plan(name)[0]
+    Plan.model_validate(p)
+    jsonschema.validate(p, Plan.model_json_schema())

@@ -87,7 +87,8 @@ def build_parser() -> Parser:
     sub.add_parser("ask", help="the wizard's questions as line prompts (plain SSH, screen readers, small terminals)")
 
     schema = sub.add_parser("schema", help="the JSON Schema of a public JSON object")
-    schema.add_argument("object", choices=("answers",), help="answers: the answers file")
+    schema.add_argument("object", choices=("plan", "answers", "size"),
+                        help="plan: plan --json and plan.json; answers: the answers file; size: size --json")
 
     models = sub.add_parser("models", help="list the bundled model catalog")
     models.add_argument("--json", action="store_true")
@@ -290,9 +291,15 @@ def cmd_gpus(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from wizard.session.answer_rules import json_schema
+    if args.object == "answers":
+        from wizard.session.answer_rules import json_schema
 
-    print(json.dumps(json_schema(), indent=2))
+        schema = json_schema()
+    else:
+        from wizard.specs.contracts import SCHEMAS
+
+        schema = SCHEMAS[args.object].model_json_schema()
+    print(json.dumps(schema, indent=2))
     return EXIT_OK
 
 
