@@ -137,3 +137,27 @@ def test_published_json_schema_is_current():
 
     committed = json.loads((Path(default_tree_path()).parent / "deployment.schema.json").read_text())
     assert committed == Tree.model_json_schema(by_alias=True)
+
+
+def test_a_compute_result_must_be_what_its_node_declares(monkeypatch):
+    """Checked compute contracts: a fact the function stops returning, adds silently or returns with another type
+    is an error of the walk and of `tree lint`, naming the function and the fact."""
+    from cli_run import run_main
+    from wizard.session import computes
+    from wizard.session.session import ContractError, run_answers
+
+    real = computes.FUNCTIONS["model_facts"]
+    answers = {"model": "Qwen/Qwen3-0.6B", "gpu": "l4-24gb"}
+    assert run_answers(answers).recommendation is not None  # the real one keeps its contract
+    cases = [
+        (lambda env, ctx: {k: v for k, v in real(env, ctx).items() if k != "tiny_model"}, "tiny_model: declared but not returned"),
+        (lambda env, ctx: {**real(env, ctx), "surprise": 1}, "surprise: returned but not declared"),
+        (lambda env, ctx: {**real(env, ctx), "tiny_model": 1}, "tiny_model: 1 is not a bool"),
+        (lambda env, ctx: {**real(env, ctx), "checkpoint_format": "fp3"}, "checkpoint_format: 'fp3' is not a choice"),
+    ]
+    for broken, words in cases:
+        monkeypatch.setitem(computes.FUNCTIONS, "model_facts", broken)
+        with pytest.raises(ContractError, match="compute model_facts: .*" + words.split(":")[0]):
+            run_answers(answers)
+        r = run_main("tree", "lint")
+        assert r.code == 1 and words in r.out, r.out

@@ -13,8 +13,12 @@ from wizard.errors import InputError
 from wizard.session.computes import FUNCTIONS, Context
 from wizard.session.questions import coerce
 from wizard.tree.loader import bundled_tree
-from wizard.tree.schema import Compute, Question, Recommendation, Tree
+from wizard.tree.schema import Compute, Question, Recommendation, Tree, output_problems
 from wizard.tree.walker import WalkState, walk
+
+
+class ContractError(RuntimeError):
+    """A compute function returned other facts than its tree node declares (a bug, never a user's input)."""
 
 
 class Session:
@@ -30,7 +34,12 @@ class Session:
 
     # -- the walk
     def _compute(self, node: Compute, env: dict[str, Any]) -> dict[str, Any]:
-        return FUNCTIONS[node.function](env, self.context)
+        """Call the node's function; its result must be what the node declares (checked compute contract)."""
+        result = FUNCTIONS[node.function](env, self.context)
+        problems = output_problems(node.outputs, result)
+        if problems:  # a programming error, not bad input: the tree and its function disagree
+            raise ContractError(f"compute {node.function}: " + "; ".join(problems))
+        return result
 
     def _walk(self) -> WalkState:
         return walk(self.tree, dict(self.given), self._compute)

@@ -115,6 +115,26 @@ class Output(BaseModel):
     describe: str = ""
 
 
+def output_problems(outputs: dict[str, Output], result: dict[str, Any]) -> list[str]:
+    """How a compute function's result breaks its node's declared outputs: a fact missing or undeclared, or of
+    another type than declared (a yes/no is not a number; a choice is one of its choices). Empty when it holds."""
+    problems = [f"{k}: declared but not returned" for k in outputs if k not in result]
+    problems += [f"{k}: returned but not declared" for k in result if k not in outputs]
+    for key, out in outputs.items():
+        if key not in result:
+            continue
+        value = result[key]
+        ok = {
+            "bool": isinstance(value, bool),
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "text": isinstance(value, str),
+            "choice": isinstance(value, str) and (not out.choices or value in out.choices),
+        }[out.type]
+        if not ok:
+            problems.append(f"{key}: {value!r} is not a {out.type}" + (f" of {out.choices}" if out.choices else ""))
+    return problems
+
+
 class Compute(BaseModel):
     """Calls a named function of the session's registry (which calls the sizing core) and stores facts."""
 
