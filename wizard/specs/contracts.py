@@ -214,4 +214,4 @@ class Plan(_Strict):
     ignored_answers: list[str] = []
 
 
-SCHEMAS = {"plan": Plan, "size": Size}
+SCHEMAS: dict[str, type[BaseModel]] = {"plan": Plan, "size": Size}
