@@ -10,12 +10,16 @@ import re
 from typing import Any, Callable
 
 from wizard.errors import InputError
+from wizard.session.answer_rules import rules
 from wizard.sizing.engine import unserved_reason
 from wizard.sizing.fit import SizeInputs, size
 from wizard.sizing.layout import check_layout
 from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
 from wizard.sizing.performance import Workload
+from wizard.sizing.policy import (
+    CPU_MAX_CONCURRENCY, CPU_MAX_PARAMS, DEFAULT_OUTPUT_TOKENS, NAME_TOLERANCE, RAMP_SECONDS, TINY_PARAMS,
+)
 from wizard.sizing.replicas import Targets, peak_sequences
 from wizard.sizing.params import count_params
 from wizard.sizing.precision import precision_problem, weight_format
@@ -25,10 +29,6 @@ from wizard.sources.resolve import resolve_model
 from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
 
 GIB = 2**30
-TINY_PARAMS = 3e9  # §12 "very small model": one card is plenty
-CPU_MAX_PARAMS = 1.5e9  # CPU decode reads every weight per step from DRAM: 1.5 B × 2 B = 3 GB per token step
-CPU_MAX_CONCURRENCY = 4
-NAME_TOLERANCE = 0.10  # a name's number more than 10 % off the real count is a guess, not a size
 # "8B", "0.6B", "70b", and Mixtral-style "8x7B"; an "A3B" (active) suffix is not a size.
 NAME_SIZE = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)[Bb](?![A-Za-z0-9])")
 
@@ -131,8 +131,6 @@ def precision_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
 
 # How fast load climbs, by traffic pattern: an assumption (no source gives one), named as such in the warning.
-RAMP_SECONDS = {"bursty": 60.0, "diurnal": 1800.0}  # a burst in about a minute, a morning in about half an hour
-DEFAULT_OUTPUT_TOKENS = 512  # typical lengths not given: output min(512, context / 4), prompt half the context
 
 
 def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, int]:
@@ -156,14 +154,14 @@ def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, i
 # (the ExposureMap of single_gpu, one_node_tp and multi_node), offline batch jobs with no server ("none").
 # tests/test_plan_consistency.py checks this against every self-hosted leaf of the bundled tree.
 ONLINE_EXPOSURE = {"none": "gateway", "basic": "gateway", "kubernetes": "kubernetes", "platform": "gateway"}
-DEFAULT_OPS = "basic"  # the tree's default operations capability (a managed road may never ask it)
 
 
 def layout_exposure(env: dict[str, Any]) -> str:
     """The exposure a self-hosted layout gets with these answers: whose staff cost its monthly total carries."""
     if env.get("workload", "online") != "online":
         return "none"
-    return ONLINE_EXPOSURE[env.get("ops_capability") or DEFAULT_OPS]
+    # a managed road may never ask ops_capability: then the tree's own default for it
+    return ONLINE_EXPOSURE[str(env.get("ops_capability") or rules()["ops_capability"].default)]
 
 
 def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None):

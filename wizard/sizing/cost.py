@@ -14,17 +14,12 @@ with self-hosting at the daily volume where the two totals meet:
 
 from typing import NamedTuple
 
+from wizard.sizing.policy import PEAK_TO_AVERAGE, STAFF_PERSON_MONTHS, STAFF_USD_PER_PERSON_MONTH
 from wizard.specs import GpuPrice, ManagedPrice
 
 HOURS_PER_MONTH = 730  # DOMAIN §8
 DAYS_PER_MONTH = 30.4  # 365 / 12
 SECONDS_PER_DAY = 86_400
-# Peak-to-average load when the daily volume is unknown: an assumption per pattern, shown with the figure.
-PEAK_TO_AVERAGE = {"steady": 1.5, "diurnal": 3.0, "bursty": 8.0}
-# Operations staff by exposure (DOMAIN §6, §8: self-built gateway > Kubernetes > managed), in person-months per
-# month, at STAFF_USD_PER_PERSON_MONTH. An assumption, not a sourced price: override with staff_usd_month.
-STAFF_PERSON_MONTHS = {"gateway": 0.5, "kubernetes": 0.25, "none": 0.1, "managed_api": 0.05}
-STAFF_USD_PER_PERSON_MONTH = 15_000.0
 
 
 class Cost(NamedTuple):
