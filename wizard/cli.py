@@ -204,20 +204,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     session = run_answers(answers)
     plan = build_plan(session)
     if args.out is not None:
-        from wizard.artifacts.render import render_repo
-        from wizard.artifacts.writer import paths_to_keep, write_repo
-        from wizard.session.answers import recorded as recorded_answers
+        from wizard.session.starter_repo import write_starter_repo
 
-        recorded = recorded_answers(session.answers)
-        keep = paths_to_keep(str(answers["model"]))  # the answers file was read whole: replacing it is safe
+        # The answers file was read whole: replacing the repo that holds it is safe; the model folder is kept.
         notices: list[str] = []
         try:
-            written = write_repo(render_repo(plan, recorded), Path(args.out), force=args.force, keep=keep,
-                                 notices=notices)
+            written = write_starter_repo(session, plan, Path(args.out), force=args.force, notices=notices,
+                                         clear_saved=False)  # a saved interactive session is not this one
         finally:  # a restored folder is said even when the write is then refused
             for notice in notices:
                 print(f"llm-deploy-wizard: {notice}", file=sys.stderr)
-        print(f"wrote the starter repo to {written} — start with README.md, the reasons are in RATIONALE.md",
+        print(f"wrote the starter repo to {written.path} — start with README.md, the reasons are in RATIONALE.md",
               file=sys.stderr)
     if args.json:
         print(json.dumps(plan, indent=2, default=str))

@@ -308,16 +308,9 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
     if not ui.yes_no("Write the starter repo?", default=True, back=True):
         ui.say("Nothing written; the answers stay saved: run `llm-deploy-wizard ask` again to write the repo later.")
         return EXIT_OK
-    from wizard.artifacts.context import derive_name
-    from wizard.artifacts.render import render_repo
-    from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
-    from wizard.session.answers import recorded
+    from wizard.session.starter_repo import FolderNotEmpty, default_folder, write_starter_repo
 
-    answers = recorded(session.answers)
-    files = render_repo(plan, answers)
-    name = answers.get("app_name") or derive_name(str(answers.get("model") or plan.get("model") or ""))
-    default = f"./{name}-deploy"
-    keep = paths_to_keep(str(answers.get("model", "")))
+    default = str(default_folder(session))  # the folder the full-screen app proposes, in full
     while True:
         folder = ui.text("Folder for the starter repo?", default,
                          lambda t: True if t.strip() else "a folder is required", back=False,
@@ -326,13 +319,13 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
         path = Path(folder.strip())
         notices: list[str] = []
         try:
-            written = write_repo(files, path, force=False, keep=keep, notices=notices)
+            written = write_starter_repo(session, plan, path, force=False, notices=notices)
         except FolderNotEmpty:
             ui.say(f"{path} is not empty.")
             if not ui.yes_no("Replace it?", default=False):
                 continue
             try:
-                written = write_repo(files, path, force=True, keep=keep, notices=notices)
+                written = write_starter_repo(session, plan, path, force=True, notices=notices)
             except InputError as e2:
                 ui.say(e2.line())
                 continue
@@ -342,8 +335,8 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
         break
     for notice in notices:
         ui.say(notice)
-    ui.say(f"Wrote the starter repo to {written} — start with README.md, the reasons are in RATIONALE.md")
-    store.clear()
+    # the service cleared the saved session: the walk is finished, nothing is left to resume
+    ui.say(f"Wrote the starter repo to {written.path} — start with README.md, the reasons are in RATIONALE.md")
     return EXIT_OK
 
 

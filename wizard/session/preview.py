@@ -40,7 +40,10 @@ def preview(session: Session) -> dict[str, Any] | None:
 
 
 def panel_lines(p: dict[str, Any] | None) -> dict[str, Any]:
-    """The side panel's figures: memory parts as shares of usable memory, verdict, layout, replicas, cost, start."""
+    """The side panel's figures: memory parts as shares of usable memory, verdict, layout, replicas, cost, start.
+
+    `managed_usd_month` is the managed API's total with its caller-side staff when the plan has it (a self-hosted
+    plan's comparison), else its bill; `managed_text` says which, in the plan's money format."""
     if p is None:
         return {"ready": False}
     out: dict[str, Any] = {"ready": True, "form": p["form"], "title": p["title"], "gpu": p.get("gpu")}
@@ -55,8 +58,19 @@ def panel_lines(p: dict[str, Any] | None) -> dict[str, Any]:
     if p.get("performance"):
         out["performance"] = p["performance"]
     if p.get("cost"):
-        out["cost_usd_month"] = p["cost"].get("total_usd_month")
-        out["managed_usd_month"] = p["cost"].get("managed_usd_month")
+        cost = p["cost"]
+        out["cost_usd_month"] = cost.get("total_usd_month")
+        # The managed API compared like for like: its bill plus the caller-side staff, as the plan's own comparison
+        # reads it; a managed plan has no such total (its own total is cost_usd_month), so its bill stands in.
+        total = cost.get("managed_total_usd_month")
+        figure = total if total is not None else cost.get("managed_usd_month")
+        out["managed_usd_month"] = figure
+        out["managed_with_staff"] = total is not None
+        if figure is not None:
+            from wizard.report import usd  # the plan's money format: cents below one dollar
+
+            out["managed_text"] = f"managed API {usd(figure)}/month " + ("with its staff" if total is not None else
+                                                                          "bill")
     if p.get("cold_start"):
         out["cold_start_s"] = p["cold_start"]["total_s"]
     out["warnings"] = [w["id"] for w in p.get("warnings", [])]

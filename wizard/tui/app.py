@@ -12,10 +12,9 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
-from wizard.artifacts.context import derive_name
+from wizard.artifacts.writer import FolderNotEmpty
 from wizard.errors import InputError
 from wizard.session import store
-from wizard.session.answers import recorded
 from wizard.session.plan import build_plan
 from wizard.session.preview import panel_lines, preview
 from wizard.session.questions import coerce
@@ -139,29 +138,45 @@ class WizardApp(App):
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
     def action_request_quit(self) -> None:
-        self.push_screen(ConfirmScreen("Quit? Your answers are saved: the next start offers to resume.", "Quit", "Stay"),
-                         lambda yes: self.exit() if yes else None)
+        self.push_screen(ConfirmScreen(self.quit_question(), "Quit", "Stay"), lambda yes: self.exit() if yes else None)
+
+    def quit_question(self) -> str:
+        """Writing the repo cleared the saved session: until an answer changes again, there is nothing to resume."""
+        if self.written is not None and not _session_saved():
+            return f"Quit? The starter repo is in {self.written}; nothing is left to resume."
+        return "Quit? Your answers are saved: the next start offers to resume."
 
     # -- the starter repo
     def default_folder(self) -> str:
-        return f"./{derive_name(str(self.session.answers.get('model', 'llm')))}-deploy"
+        """The folder `ask` proposes too: absolute, shown in full (wizard.session.starter_repo)."""
+        from wizard.session.starter_repo import default_folder
+
+        return str(default_folder(self.session))
 
     def write_repo(self, folder: str, force: bool) -> str | None:
         """Write the starter repo; None on success, else the one-line reason (FolderNotEmpty is raised)."""
-        from wizard.artifacts.render import render_repo
-        from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
+        from wizard.session.starter_repo import write_starter_repo
 
-        plan = build_plan(self.session)
-        answers = recorded(self.session.answers)
+        notices: list[str] = []
         try:
-            self.written = write_repo(render_repo(plan, answers), Path(folder), force=force,
-                                      keep=paths_to_keep(str(answers.get("model", ""))))
+            written = write_starter_repo(self.session, build_plan(self.session), folder, force=force,
+                                         notices=notices)
         except FolderNotEmpty:
             raise  # the screen asks before replacing
         except InputError as e:
             return e.line()
-        store.clear()
+        finally:  # a folder restored from an interrupted earlier run is said even when the write is refused
+            for notice in notices:
+                self.notify(notice, title="Earlier run", severity="warning", timeout=15, markup=False)
+        self.written = written.path
         self.pop_screen()
         self.notify(f"Wrote {self.written}: start with README.md; the reasons are in RATIONALE.md",
                     title="Starter repo written", timeout=15, markup=False)
         return None
+
+
+def _session_saved() -> bool:
+    try:
+        return store.session_file().exists()
+    except (OSError, RuntimeError):  # no home folder to find the state folder in
+        return False

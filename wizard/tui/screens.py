@@ -170,8 +170,9 @@ class GenerateScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label("Write the starter repo into which folder?")
+            yield Label("Write the starter repo into which folder? (created if missing)")
             yield Input(self.folder, id="folder")
+            yield Static(f"Proposed: {self.folder}", id="proposed", markup=False)  # in full: it wraps
             yield Label("", id="error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Write", id="write", variant="primary")

@@ -1,0 +1,72 @@
+"""The starter repo of a session, written by one service for every front end (`plan --out`, the app, `ask`).
+
+Front ends → session → artifacts: a front end asks for the folder (proposing `default_folder`), calls
+`write_starter_repo` and shows what it returns. The service renders the repo from the plan and the recorded
+answers, keeps the local model folder out of reach of --force, writes through wizard.artifacts.writer (its
+rules and messages unchanged) and, once the repo is written, clears the saved session: it is finished, there
+is nothing left to resume. A non-empty folder raises FolderNotEmpty (before anything is written or cleared) so
+that a front end can ask before replacing; every other refusal is an InputError, its one line for the user.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
+from wizard.errors import InputError
+from wizard.session import store
+from wizard.session.answers import recorded
+from wizard.session.session import Session
+
+__all__ = ["FolderNotEmpty", "Written", "app_name", "default_folder", "write_starter_repo"]
+
+
+class Written(NamedTuple):
+    path: Path  # the absolute folder the repo is in
+    notices: list[str]  # sentences about an interrupted earlier run's leftovers, recovered on the way
+
+
+def app_name(session: Session) -> str:
+    """The name the repo's objects get: the answers' app_name, else one derived from the model id."""
+    from wizard.artifacts.context import derive_name
+
+    answers = session.answers
+    return str(answers.get("app_name") or derive_name(str(answers.get("model") or "")))
+
+
+def default_folder(session: Session, cwd: Path | None = None) -> Path:
+    """The folder every front end proposes: `<app name>-deploy` in the current folder, as an absolute path."""
+    name = f"{app_name(session)}-deploy"
+    try:
+        base = cwd if cwd is not None else Path.cwd()
+    except OSError:  # the current folder was deleted: the writer says so when the folder is used
+        return Path(name)
+    return base.absolute() / name
+
+
+def write_starter_repo(session: Session, plan: dict[str, Any], folder: str | Path, *, force: bool = False,
+                       notices: list[str] | None = None, clear_saved: bool = True) -> Written:
+    """Render the plan's starter repo and write it as `folder`; the saved session is cleared once it is written.
+
+    Raises FolderNotEmpty when the folder holds files and `force` is false (the caller may ask, then call again
+    with force=True), InputError for any other refusal; the saved session is kept in both cases. `notices`, when
+    given, also receives the sentences about recovered leftovers, so a caller can show them even when the write
+    is then refused (they happened either way). `clear_saved=False` for a session that was not the saved one
+    (`plan --out` replays a file: a half-finished interactive session elsewhere must survive it)."""
+    from wizard.artifacts.render import render_repo
+
+    if isinstance(folder, str) and not folder.strip():
+        raise InputError("--out", folder, "expected a folder path")
+    answers = recorded(session.answers)
+    files = render_repo(plan, answers)
+    keep = paths_to_keep(str(answers.get("model") or ""))  # a local model folder is never replaced
+    said: list[str] = []
+    try:
+        path = write_repo(files, Path(folder), force=force, keep=keep, notices=said)
+    finally:
+        if notices is not None:
+            notices.extend(said)
+    if clear_saved:
+        store.clear()
+    return Written(path, said)
