@@ -194,3 +194,33 @@ def test_a_forced_tp_no_card_takes_blames_tp_not_the_gpu(tmp_path, gpu):
     path.write_text(f"model: meta-llama/Llama-3.1-8B-Instruct\ngpu: {gpu}\ntp: 3\n")
     assert_one_line_error(run_main("plan", "--answers", str(path)), "tp: '3'", "num_attention_heads (32)",
                           "accepted 1, 2, 4, 8, 16, 32")
+
+
+def test_a_refused_value_built_from_aliases_is_not_printed_whole(tmp_path):
+    # 2,000 aliases of one 100 kB string: printing the value whole would build 200 MB (1 MB strings: 2 GB).
+    big = "x" * 100_000
+    r = run_main("plan", "--answers", answers_file(tmp_path, f'context_tokens: [&s "{big}", ' + ", ".join(["*s"] * 2000)
+                                                   + "]\n"))
+    assert_one_line_error(r, "context_tokens")
+    assert len(r.err) < 400
+
+
+def test_a_base_60_number_is_refused_before_its_quadratic_build(tmp_path):
+    assert_one_line_error(run_main("plan", "--answers", answers_file(tmp_path, "context_tokens: 1" + ":1" * 100_000
+                                                                     + "\n")), "base-60")
+
+
+def test_paths_with_line_breaks_are_said_on_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run_main("plan", "--answers", str(TINY), "--out", "a\nb")
+    assert r.code == 0 and len(r.err.strip().splitlines()) == 1 and "a\\nb" in r.err
+
+
+def test_a_tree_question_whose_var_is_not_text_is_one_line(tmp_path):
+    from wizard.tree.loader import default_tree_path
+
+    raw = yaml.safe_load(default_tree_path().read_text())
+    raw["nodes"]["context_tokens"]["var"] = ["a"]
+    bad = tmp_path / "t.yaml"
+    bad.write_text(yaml.safe_dump(raw, sort_keys=False))
+    assert_one_line_error(run_main("tree", "lint", "--tree", str(bad)), "nodes.context_tokens.var")

@@ -205,3 +205,57 @@ def test_unusable_out_paths_are_one_line(tmp_path, monkeypatch, out):
     r = run_main("plan", "--answers", TINY, "--out", out)
     assert_one_line_error(r, "--out")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- found by a second reader
+
+
+def test_a_fifo_named_as_the_marker_is_not_read(tmp_path):
+    out = tmp_path / "X"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    os.mkfifo(out / MARKER)  # reading it would block forever
+    with pytest.raises(InputError, match="no starter repo of this tool"):
+        write_repo(FILES, out, force=True)
+
+
+def test_an_empty_folder_left_aside_is_removed_not_restored(tmp_path):
+    # A kill between making the backup folder and moving the old repo into it leaves an empty one behind.
+    out = marked_repo(tmp_path / "R")
+    (tmp_path / f".R.{writer.REPLACED_TAG}.abc").mkdir(mode=0o700)
+    notices: list[str] = []
+    write_repo(FILES, out, force=True, notices=notices)
+    assert notices == [] and sorted(p.name for p in tmp_path.iterdir()) == ["R"]
+    gone = tmp_path / "gone"
+    (tmp_path / f".gone.{writer.REPLACED_TAG}.abc").mkdir(mode=0o700)
+    write_repo(FILES, gone)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert gone.stat().st_mode & 0o777 == 0o777 & ~umask  # a new folder, not the empty 0700 one "restored"
+
+
+def test_a_long_name_fits_and_a_failure_removes_the_parents_it_made(tmp_path, monkeypatch):
+    name = "a" * 240  # legal (NAME_MAX 255), though ".NAME.llmdw-staging.XXXXXXXX" would not be
+    assert write_repo(FILES, tmp_path / name).is_dir()
+    real = os.rename
+
+    def busy(src, dst):
+        if Path(dst).name == "repo":
+            raise OSError(errno.EBUSY, "busy")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "rename", busy)
+    with pytest.raises(InputError, match="nothing was written"):
+        write_repo(FILES, tmp_path / "new" / "parent" / "repo")
+    assert not (tmp_path / "new").exists()
+
+
+def test_writers_of_one_folder_take_turns(tmp_path):
+    """Two processes replacing the same repo at once: each run ends with a marked repo, never a mix."""
+    out = marked_repo(tmp_path / "R")
+    script = ("import sys; from pathlib import Path; from wizard.artifacts.writer import write_repo\n"
+              "for i in range(15):\n"
+              "    write_repo({f'f{i}.md': 'x', 'serve/a.sh': 'y'}, Path(sys.argv[1]), force=True)\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(out)]) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert read_marker(out) is not None and sorted(p.name for p in tmp_path.iterdir()) == ["R"]

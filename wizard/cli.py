@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from wizard.errors import InputError
+from wizard.errors import InputError, printable
 
 EXIT_OK, EXIT_USAGE = 0, 2
 DEFAULT_GPU = "h100-sxm-80gb"
@@ -213,9 +213,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
                                          clear_saved=False)  # a saved interactive session is not this one
         finally:  # a restored folder is said even when the write is then refused
             for notice in notices:
-                print(f"llm-deploy-wizard: {notice}", file=sys.stderr)
-        print(f"wrote the starter repo to {written.path} — start with README.md, the reasons are in RATIONALE.md",
-              file=sys.stderr)
+                print(f"llm-deploy-wizard: {printable(notice)}", file=sys.stderr)
+        print(printable(f"wrote the starter repo to {written.path} — start with README.md, the reasons are in "
+                        "RATIONALE.md"), file=sys.stderr)
     if args.json:
         print(json.dumps(plan, indent=2, default=str))
     else:
@@ -269,6 +269,8 @@ def contract_errors(tree, reached: dict) -> list[str]:  # noqa: ANN001 (a Tree; 
             errors.append(f"replaying the answers that reach {leaf}: {e}")
         except InputError:
             continue
+        except Exception as e:  # noqa: BLE001 (a tree file's own defaults can break a compute function)
+            errors.append(f"replaying the answers that reach {leaf}: {type(e).__name__}: {e}")
     return errors
 
 

@@ -21,6 +21,17 @@ class InputError(Exception):
         return printable(text)
 
 
+def _short_repr():  # noqa: ANN202
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxstring, r.maxother, r.maxlist, r.maxdict, r.maxlevel = 60, 60, 6, 6, 3
+    return r
+
+
+_SHORT = _short_repr()
+
+
 def value_text(value: object) -> str:
     """Shorten a value for a one-line message (a whole config file must not flood the terminal). Never raises:
     an integer too long to print (Python refuses str() beyond 4,300 digits) is described by its size."""
@@ -28,7 +39,13 @@ def value_text(value: object) -> str:
         digits = int((value.bit_length() - 1) * 0.30103) + 1  # exact but at rare powers of ten
         return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"
     try:
-        text = str(value)
+        if isinstance(value, str):
+            text = value[:200]
+        elif isinstance(value, (list, tuple, dict, set, frozenset)):
+            # bounded: YAML aliases can make a 1 MB file a list of 2,000 references to one 1 MB string
+            text = _SHORT.repr(value)
+        else:
+            text = str(value)
     except Exception:  # a value whose str() fails (recursion, a broken object): name its type
         text = f"a {type(value).__name__}"
     text = " ".join(text.split()) if "\n" in text or "\r" in text else text

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wizard.errors import InputError
+from wizard.errors import InputError, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -334,9 +334,9 @@ def _finish(ui: _Prompter, session: Session, store) -> int:
             continue
         break
     for notice in notices:
-        ui.say(notice)
+        ui.say(printable(notice))
     # the service cleared the saved session: the walk is finished, nothing is left to resume
-    ui.say(f"Wrote the starter repo to {written.path} — start with README.md, the reasons are in RATIONALE.md")
+    ui.say(printable(f"Wrote the starter repo to {written.path} — start with README.md, the reasons are in RATIONALE.md"))
     return EXIT_OK
 
 

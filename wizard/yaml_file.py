@@ -65,8 +65,23 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+MAX_NUMBER_TEXT = 64  # characters: PyYAML builds `1:2:3:...` (base 60) with big-int arithmetic, quadratic in length
+
+
 class StrictSafeLoader(BASE_LOADER):  # type: ignore[misc,valid-type]
     """The safe loader, refusing duplicate keys and documents that expand beyond MAX_NODES."""
+
+    def construct_yaml_int(self, node):  # noqa: ANN001, ANN201
+        if ":" in str(node.value) and len(node.value) > MAX_NUMBER_TEXT:
+            raise yaml.constructor.ConstructorError(None, None, "a base-60 number of more than 64 characters",
+                                                    node.start_mark)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node):  # noqa: ANN001, ANN201
+        if ":" in str(node.value) and len(node.value) > MAX_NUMBER_TEXT:
+            raise yaml.constructor.ConstructorError(None, None, "a base-60 number of more than 64 characters",
+                                                    node.start_mark)
+        return super().construct_yaml_float(node)
 
     check_aliases = True  # parse_yaml turns it off for a text without "&": no anchor, so no alias can expand
 
@@ -138,3 +153,7 @@ def read_yaml(path: Path, field: str) -> Any:
     except UnicodeDecodeError:
         raise InputError(field, str(path), "is not UTF-8 text") from None
     return parse_yaml(text, field, str(path))
+
+
+StrictSafeLoader.add_constructor("tag:yaml.org,2002:int", StrictSafeLoader.construct_yaml_int)
+StrictSafeLoader.add_constructor("tag:yaml.org,2002:float", StrictSafeLoader.construct_yaml_float)

@@ -16,9 +16,11 @@ back (or, if the new one landed, deletes the marked leftover) and says so; lefto
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -27,6 +29,8 @@ from pathlib import Path
 from wizard.errors import InputError
 
 MARKER = ".llm-deploy-wizard.json"  # in every starter repo: the files this tool wrote there
+MARKER_MAX = 2**20  # bytes: a marker lists a few dozen files
+PREFIX_NAME = 32  # characters of the folder's name in its staging and backup names (NAME_MAX is 255 bytes)
 TOOL = "llm-deploy-wizard"
 STAGING_TAG = "llmdw-staging"
 REPLACED_TAG = "llmdw-replaced"
@@ -75,9 +79,14 @@ def _reason(e: BaseException) -> str:
 
 def read_marker(folder: Path) -> list[str] | None:
     """The files a starter repo's marker lists, or None when the folder holds no (readable) marker of ours."""
+    from wizard.capped_read import TooBig, read_capped
+
+    path = folder / MARKER
     try:
-        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        if not stat.S_ISREG(path.lstat().st_mode):  # a FIFO or a link to /dev/zero must not block or fill memory
+            return None
+        data = json.loads(read_capped(path, MARKER_MAX).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, TooBig, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("tool") != TOOL or not isinstance(data.get("files"), list):
         return None
@@ -127,6 +136,11 @@ def _protected(out: Path) -> str | None:
     return None
 
 
+def _short(name: str) -> str:
+    """The folder's name as it appears in its staging and backup names (a 250-character name must still fit)."""
+    return name[:PREFIX_NAME]
+
+
 def recover(out: Path) -> list[str]:
     """Put back what an interrupted earlier run left aside for `out`, remove its staging folders; returns what
     was done, one sentence each (the caller shows them)."""
@@ -135,14 +149,17 @@ def recover(out: Path) -> list[str]:
         siblings = list(out.parent.iterdir()) if out.parent.is_dir() else []
     except OSError:
         return said
+    short = _short(out.name)
     for p in sorted(siblings):
-        if not p.is_dir() or p.is_symlink() or not p.name.startswith(f".{out.name}."):
+        if not p.is_dir() or p.is_symlink() or not p.name.startswith(f".{short}."):
             continue
-        tag = p.name[len(out.name) + 2:].split(".", 1)[0]
+        tag = p.name[len(short) + 2:].split(".", 1)[0]
         if tag == STAGING_TAG:
             shutil.rmtree(p, ignore_errors=True)
         elif tag == REPLACED_TAG:
-            if not os.path.lexists(out):
+            if not any(p.iterdir()):  # killed before the old repo was moved in: nothing to restore
+                p.rmdir()
+            elif not os.path.lexists(out):
                 os.replace(p, out)
                 said.append(f"restored {out} from an interrupted earlier run (it had been moved aside as {p.name})")
             elif read_marker(p) is not None:
@@ -163,7 +180,8 @@ def write_repo(files: dict[str, str], out: Path, force: bool = False, keep: Iter
     `notices` receives sentences about recovered leftovers of an interrupted earlier run."""
     out = _absolute(out)
     try:
-        return _write(files, out, force, keep, notices)
+        with _parent_lock(out):
+            return _write(files, out, force, keep, notices)
     except OSError as e:  # a check that touched the disk: a name too long, an unreadable parent, a vanished folder
         raise InputError("--out", str(out), f"cannot be used ({_reason(e)}); nothing was written") from None
 
@@ -221,7 +239,7 @@ def _stage(files: dict[str, str], parent: Path, name: str, mode: int | None = No
     """Write the files into a new staging folder in `parent`; on any failure it is removed and an InputError
     (or the KeyboardInterrupt) raised."""
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}.{STAGING_TAG}.", dir=parent))
+        staging = Path(tempfile.mkdtemp(prefix=f".{_short(name)}.{STAGING_TAG}.", dir=parent))
     except OSError as e:  # a file where a folder should be, a read-only or missing mount, a name too long
         raise InputError("--out", str(parent / name), f"cannot be created ({_reason(e)})") from None
     try:
@@ -246,6 +264,22 @@ def _stage(files: dict[str, str], parent: Path, name: str, mode: int | None = No
 
 
 @contextmanager
+def _parent_lock(out: Path) -> Iterator[None]:
+    """One writer at a time beside `out` (the app and `plan --out` on the same folder): an exclusive flock on the
+    parent folder itself, so no lock file is left behind; a parent that does not exist yet needs none."""
+    try:
+        fd = os.open(out.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
 def _all_or_nothing(out: Path, verb: str, undo: Callable[[], None]) -> Iterator[None]:
     """Run the block; on any failure (Ctrl+C included) `undo` it, and turn an OSError into one line."""
     try:
@@ -258,13 +292,32 @@ def _all_or_nothing(out: Path, verb: str, undo: Callable[[], None]) -> Iterator[
 
 
 def _write_new(files: dict[str, str], out: Path) -> Path:
+    made = [p for p in reversed(out.parents) if not os.path.lexists(p)]  # parents this run creates, top first
+
+    def remove_made() -> None:  # "nothing was written" includes the folders made on the way
+        for p in reversed(made):
+            try:
+                p.rmdir()
+            except OSError:
+                break
+
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
+        remove_made()
         raise InputError("--out", str(out), f"cannot be created ({_reason(e)})") from None
-    staging = _stage(files, out.parent, out.name)
-    with _all_or_nothing(out, "created", lambda: shutil.rmtree(staging, ignore_errors=True)):
-        os.rename(staging, out)  # rename, not replace: a folder made meanwhile is not clobbered
+    try:
+        staging = _stage(files, out.parent, out.name)
+    except BaseException:
+        remove_made()
+        raise
+
+    def undo() -> None:
+        shutil.rmtree(staging, ignore_errors=True)
+        remove_made()
+
+    with _all_or_nothing(out, "created", undo):
+        os.rename(staging, out)  # an empty folder made meanwhile would be replaced (Linux): nothing is lost
     return out
 
 
@@ -297,7 +350,7 @@ def _replace(files: dict[str, str], out: Path) -> Path:
     backup: Path | None = None
     try:
         # A fresh name in our own namespace, so no folder of the user's is ever mistaken for our backup.
-        backup = Path(tempfile.mkdtemp(prefix=f".{out.name}.{REPLACED_TAG}.", dir=out.parent))
+        backup = Path(tempfile.mkdtemp(prefix=f".{_short(out.name)}.{REPLACED_TAG}.", dir=out.parent))
         os.replace(out, backup)
         os.rename(staging, out)
     except BaseException as e:  # includes KeyboardInterrupt: put the old repo back, leave nothing half-written

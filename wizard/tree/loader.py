@@ -60,7 +60,7 @@ def with_answer_rules(raw: Any, name: str) -> Any:
     for node_id, node in raw["nodes"].items():
         if isinstance(node, dict) and node.get("kind") == "question":
             var = node.get("var")
-            if var not in rules:
+            if not isinstance(var, str) or var not in rules:
                 raise InputError(f"{name}: nodes.{node_id}.var", var, "expected a key defined under answers:")
             restated = [k for k in RULE_FIELDS if k in node]
             if restated:
