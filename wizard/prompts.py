@@ -166,7 +166,7 @@ def _walk_and_finish(ui: _Prompter, session: Session, store) -> int:
     while True:
         _walk(ui, session, store)
         try:
-            return _finish(ui, session, store)
+            return _finish(ui, session)
         except _Back:
             session.back()
             store.save(session.given, session.context.extras)
@@ -297,7 +297,7 @@ def _say_live(ui: _Prompter, session: Session) -> None:
     ui.say(live_line(session))
 
 
-def _finish(ui: _Prompter, session: Session, store) -> int:
+def _finish(ui: _Prompter, session: Session) -> int:
     """The summary, then the starter repo: folder, replace or not, write."""
     from wizard.session.plan import build_plan
 

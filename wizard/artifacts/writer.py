@@ -20,7 +20,6 @@ import fcntl
 import json
 import os
 import shutil
-import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -79,14 +78,13 @@ def _reason(e: BaseException) -> str:
 
 def read_marker(folder: Path) -> list[str] | None:
     """The files a starter repo's marker lists, or None when the folder holds no (readable) marker of ours."""
-    from wizard.capped_read import TooBig, read_capped
+    from wizard.capped_read import open_regular
 
-    path = folder / MARKER
-    try:
-        if not stat.S_ISREG(path.lstat().st_mode):  # a FIFO or a link to /dev/zero must not block or fill memory
-            return None
-        data = json.loads(read_capped(path, MARKER_MAX).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, TooBig, RecursionError):
+    try:  # a FIFO or a link to /dev/zero must not block or fill memory
+        f, _ = open_regular(folder / MARKER, "marker")
+        with f:
+            data = json.loads(f.read(MARKER_MAX + 1).decode("utf-8"))
+    except (InputError, OSError, UnicodeDecodeError, ValueError, RecursionError):  # a truncated read is no JSON
         return None
     if not isinstance(data, dict) or data.get("tool") != TOOL or not isinstance(data.get("files"), list):
         return None

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from wizard.errors import InputError
 from wizard.sources.hf_config import parse_config
-from wizard.sources.safetensors_header import count_tensors, open_regular, read_header
+from wizard.capped_read import open_regular
+from wizard.sources.safetensors_header import count_tensors, read_header
 from wizard.specs import ExactWeights, ModelSpec
 
 # Tensor name endings that are quantization metadata, not weights: present means header elements are not params.

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import stat
 import struct
 from pathlib import Path
-from typing import BinaryIO
 
+from wizard.capped_read import open_regular
 from wizard.errors import InputError
 
 DTYPE_BITS = {
@@ -35,32 +33,6 @@ MAX_RANK = 64  # dimensions per tensor
 # Tensors that are not part of the served language model (DeepSeek's multi-token-prediction layer is
 # counted separately; sizing-notes: "V3 main model 671,026,419,200 params without the MTP layer").
 SKIP_PREFIXES = ("model.mtp.",)
-
-
-def open_regular(path: Path, field: str) -> tuple[BinaryIO, int]:
-    """(binary file, size) of a regular file; a FIFO, device, socket or folder is refused without blocking.
-
-    O_NONBLOCK makes opening a FIFO return at once (a plain open waits for a writer); `fstat` then says what
-    was opened. Every OSError (missing, permission, name too long, loop) becomes one InputError naming `field`.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise InputError(field, str(path), f"could not be read ({e.strerror or type(e).__name__})") from None
-    except ValueError:  # an embedded NUL character
-        raise InputError(field, str(path), "could not be read (the path contains a NUL character)") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO, device or socket"
-            raise InputError(field, str(path), f"is {kind}; expected a regular file")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb"), info.st_size
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def read_header(path: Path) -> dict:
