@@ -26,6 +26,7 @@ from rich.console import Console
 
 from wizard.prompts import BACK_TYPED, RESUME_HINT, run_ask
 from wizard.session.plan import build_plan
+from wizard.specs.contracts import to_json
 from wizard.session.questions import choices_for
 from wizard.session.session import run_answers
 from wizard.tree.loader import load_tree
@@ -99,7 +100,7 @@ def saved(tmp_path) -> list[tuple[str, object]]:
 def test_full_walk_gives_the_plan_of_plan_answers_and_writes_the_repo(tmp_path):
     answers = yaml.safe_load(SCENARIO.read_text())
     keys, expected_session = walk_keys(answers)
-    expected = build_plan(expected_session)
+    expected = to_json(build_plan(expected_session))
     out = tmp_path / "out"
     write_repo({"old.txt": "an earlier starter repo"}, out)  # --force replaces only a repo this tool wrote
     # summary → "Write the starter repo?" Yes (default) → the folder → not empty → "Replace it?" No (default)

@@ -7,6 +7,7 @@ import yaml
 
 from wizard.errors import InputError
 from wizard.session.plan import build_plan
+from wizard.specs.contracts import to_json
 from wizard.session.session import Session, run_answers
 
 from pathlib import Path
@@ -25,7 +26,7 @@ def test_interactive_walk_equals_the_non_interactive_plan():
     answers = yaml.safe_load((SCENARIOS / "llama70b_bf16.yaml").read_text())
     s = Session()
     answer_all(s, answers)
-    interactive, batch = build_plan(s), build_plan(run_answers(answers))
+    interactive, batch = to_json(build_plan(s)), to_json(build_plan(run_answers(answers)))
     # identical but for the path's note of which values were tree defaults in the non-interactive run
     steps = lambda p: [(x["node"], x["value"]) for x in p.pop("path")]  # noqa: E731
     assert steps(interactive) == steps(batch)

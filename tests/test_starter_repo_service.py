@@ -237,15 +237,17 @@ def test_leftovers_of_an_interrupted_run_are_said_even_when_the_write_is_refused
 
 def test_the_side_panel_compares_the_managed_api_with_its_staff():
     plan = build_plan(run_answers(yaml.safe_load((TESTS / "scenarios" / "data_residency.yaml").read_text())))
-    cost = plan["cost"]
-    assert cost["managed_usd_month"] < 1 < cost["managed_total_usd_month"]  # a $0.42 bill, $750 with the staff
+    cost = plan.cost
+    assert cost.managed_usd_month < 1 < cost.managed_total_usd_month  # a $0.42 bill, $750 with the staff
     lines = panel_lines(plan)
-    assert lines["managed_usd_month"] == cost["managed_total_usd_month"] and lines["managed_with_staff"]
-    assert lines["managed_text"] == f"managed API ${cost['managed_total_usd_month']:,.0f}/month with its staff"
+    assert lines["managed_usd_month"] == cost.managed_total_usd_month and lines["managed_with_staff"]
+    assert lines["managed_text"] == f"Managed + staff ${cost.managed_total_usd_month:,.0f}/month"
 
-    managed = {"form": "managed_api", "title": "Managed API", "cost": {"total_usd_month": 750.42,
-                                                                       "managed_usd_month": 0.42}}
+    managed = build_plan(run_answers(yaml.safe_load((TESTS / "scenarios" / "very_low_traffic.yaml").read_text())))
     lines = panel_lines(managed)  # a managed plan: its total is the plan's own cost; the panel says the bill
-    assert lines["managed_usd_month"] == 0.42 and not lines["managed_with_staff"]
-    assert lines["managed_text"] == "managed API $0.42/month bill"
-    assert "managed_text" not in panel_lines({"form": "cpu", "title": "CPU", "cost": {"total_usd_month": 10.0}})
+    bill = managed.cost.managed_usd_month
+    assert lines["managed_usd_month"] == bill and not lines["managed_with_staff"]
+    assert lines["managed_text"] == f"Managed bill ${bill:,.0f}/month"
+    assert len(lines["managed_text"]) <= 33  # the panel's width inside its border and padding: no wrapped line
+    cpu = build_plan(run_answers(yaml.safe_load((TESTS / "scenarios" / "tiny_offline_cpu.yaml").read_text())))
+    assert cpu.form == "cpu" and "managed_text" not in panel_lines(cpu)  # no managed figure: no managed line

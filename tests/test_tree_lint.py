@@ -149,11 +149,14 @@ def test_a_compute_result_must_be_what_its_node_declares(monkeypatch):
     real = computes.FUNCTIONS["model_facts"]
     answers = {"model": "Qwen/Qwen3-0.6B", "gpu": "l4-24gb"}
     assert run_answers(answers).recommendation is not None  # the real one keeps its contract
+    facts = lambda env, ctx: real(env, ctx).facts  # noqa: E731
     cases = [
-        (lambda env, ctx: {k: v for k, v in real(env, ctx).items() if k != "tiny_model"}, "tiny_model: declared but not returned"),
-        (lambda env, ctx: {**real(env, ctx), "surprise": 1}, "surprise: returned but not declared"),
-        (lambda env, ctx: {**real(env, ctx), "tiny_model": 1}, "tiny_model: 1 is not a bool"),
-        (lambda env, ctx: {**real(env, ctx), "checkpoint_format": "fp3"}, "checkpoint_format: 'fp3' is not a choice"),
+        (lambda env, ctx: computes.Computed({k: v for k, v in facts(env, ctx).items() if k != "tiny_model"}),
+         "tiny_model: declared but not returned"),
+        (lambda env, ctx: computes.Computed({**facts(env, ctx), "surprise": 1}), "surprise: returned but not declared"),
+        (lambda env, ctx: computes.Computed({**facts(env, ctx), "tiny_model": 1}), "tiny_model: 1 is not a bool"),
+        (lambda env, ctx: computes.Computed({**facts(env, ctx), "checkpoint_format": "fp3"}),
+         "checkpoint_format: 'fp3' is not a choice"),
     ]
     for broken, words in cases:
         monkeypatch.setitem(computes.FUNCTIONS, "model_facts", broken)

@@ -13,6 +13,7 @@ from textual.widgets import Input, OptionList
 from cli_run import assert_one_line_error, run_cli
 from wizard.session import store
 from wizard.session.plan import build_plan
+from wizard.specs.contracts import to_json
 from wizard.session.session import Session, run_answers
 from wizard.tui.app import WizardApp
 from wizard.tui.screens import QuestionScreen, SummaryScreen
@@ -48,10 +49,10 @@ async def walk(pilot, app: WizardApp, answers: dict, shots=None) -> None:
     await pilot.pause()
 
 
-def comparable(plan: dict) -> dict:
+def comparable(typed) -> dict:
     """The plan but for what only a non-interactive run can say: which values were tree defaults, and which
     answers of the file were not on the path (a user is never asked those)."""
-    plan = {k: v for k, v in plan.items() if k != "ignored_answers"}
+    plan = {k: v for k, v in to_json(typed).items() if k != "ignored_answers"}
     return {**plan, "path": [(s["node"], s["value"]) for s in plan["path"]]}
 
 
@@ -98,9 +99,9 @@ def test_back_keeps_the_answer_and_a_changed_answer_rewalks():
             return build_plan(app.session)
 
     plan = asyncio.run(run())
-    assert plan["memory"]["inputs"]["weight_precision"] == "fp8"
+    assert plan.memory.inputs.weight_precision == "fp8"
     # re-walked from the changed answer: 70.6 B weights at 1 byte (bf16 would be 141 GB) across the TP ranks
-    assert plan["memory"]["per_gpu_bytes"]["weights"] * plan["tp"] < 75e9
+    assert plan.memory.per_gpu_bytes.weights * plan.tp < 75e9
 
 
 def test_validation_message_inline_then_a_good_answer():

@@ -176,12 +176,9 @@ def cmd_size(args: argparse.Namespace) -> int:
         perf = performance(result, Workload(inputs.concurrency, args.prompt_tokens, args.output_tokens))
     if args.json:
         from wizard.sizing.size_json import size_json
+        from wizard.specs.contracts import to_json
 
-        out = size_json(result)
-        if perf is not None:
-            out["performance"] = {"ttft_ms": round(perf.ttft_ms, 1), "tpot_ms": round(perf.tpot_ms, 2),
-                                  "output_tokens_per_s": round(perf.output_tokens_per_s, 1)}
-        print(json.dumps(out, indent=2))
+        print(json.dumps(to_json(size_json(result, perf)), indent=2))
     else:
         from wizard.report import print_size
 
@@ -217,11 +214,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(printable(f"wrote the starter repo to {written.path} — start with README.md, the reasons are in "
                         "RATIONALE.md"), file=sys.stderr)
     if args.json:
-        print(json.dumps(plan, indent=2, default=str))
+        from wizard.specs.contracts import to_json
+
+        print(json.dumps(to_json(plan), indent=2, default=str))
     else:
         from wizard.report import print_plan
 
-        print_plan(plan)
+        print_plan(plan, session.answers)
     return EXIT_OK
 
 
@@ -312,9 +311,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
         schema = json_schema()
     else:
-        from wizard.specs.contracts import SCHEMAS
+        from wizard.specs.contracts import json_schema as contract_schema
 
-        schema = SCHEMAS[args.object].model_json_schema()
+        schema = contract_schema(args.object)
     print(json.dumps(schema, indent=2))
     return EXIT_OK
 

@@ -10,7 +10,6 @@ questionary and rich are imported inside run_ask: importing this module stays ch
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from wizard.errors import InputError, printable
 
 if TYPE_CHECKING:
+    from wizard.specs.contracts import Plan
     from rich.console import Console
 
     from wizard.session.session import Session
@@ -242,7 +242,7 @@ def _shown(value: Any) -> str:
 
 def _say_model(ui: _Prompter, session: Session) -> None:
     """What was found for the model: architecture, parameters, KV bytes per token, source."""
-    spec = session.context.model_spec
+    spec = session.model_spec
     facts = session.state.facts
     parts = []
     if spec is not None:
@@ -250,9 +250,8 @@ def _say_model(ui: _Prompter, session: Session) -> None:
     if facts.get("params_b"):
         parts.append(f"{facts['params_b']:,.2f} B parameters")
     plan = _preview(session)
-    mem = (plan or {}).get("memory") or {}
-    if mem.get("kv_bytes_per_token"):
-        parts.append(f"KV cache {mem['kv_bytes_per_token']:,} bytes/token per GPU at TP {(plan or {}).get('tp')}")
+    if plan is not None and plan.memory is not None:
+        parts.append(f"KV cache {plan.memory.kv_bytes_per_token:,} bytes/token per GPU at TP {plan.tp}")
     if spec is not None:
         parts.append(f"from {spec.source} ({spec.source_detail})")
     ui.say("Found: " + "; ".join(parts))
@@ -263,7 +262,7 @@ def _say_model(ui: _Prompter, session: Session) -> None:
         ui.say(f"Note: {facts['param_guess_text']}")
 
 
-def _preview(session: Session) -> dict[str, Any] | None:
+def _preview(session: Session) -> Plan | None:
     from wizard.session.preview import preview
 
     try:
@@ -286,8 +285,7 @@ def live_line(session: Session) -> str:
         used = sum(p["memory"].values())
         verdict = "fits" if p.get("fits") else "does NOT fit"
         parts.append(f"{used / GIB:,.1f} of {p['usable_bytes'] / GIB:,.1f} GiB per GPU, {verdict}")
-    cost = p.get("cost_usd_month")
-    parts.append(f"about ${cost:,.0f}/month" if cost is not None else "cost unknown")
+    parts.append(f"about {p['cost_text']}/month" if p.get("cost_usd_month") is not None else "cost unknown")
     if p.get("cold_start_s") is not None:
         parts.append(f"cold start {p['cold_start_s']:,.0f} s")
     return "Plan so far (defaults for the rest): " + "; ".join(parts)
@@ -303,7 +301,9 @@ def _finish(ui: _Prompter, session: Session) -> int:
 
     plan = build_plan(session)
     ui.say("")
-    _print_plan(ui, plan)
+    from wizard.report import print_plan
+
+    print_plan(plan, session.answers, console=ui.console)
     ui.say("")
     if not ui.yes_no("Write the starter repo?", default=True, back=True):
         ui.say("Nothing written; the answers stay saved: run `llm-deploy-wizard ask` again to write the repo later.")
@@ -338,15 +338,3 @@ def _finish(ui: _Prompter, session: Session) -> int:
     # the service cleared the saved session: the walk is finished, nothing is left to resume
     ui.say(printable(f"Wrote the starter repo to {written.path} — start with README.md, the reasons are in RATIONALE.md"))
     return EXIT_OK
-
-
-def _print_plan(ui: _Prompter, plan: dict[str, Any]) -> None:
-    """report.print_plan writes to a Console of its own (sys.stdout at print time): send it to ours."""
-    from wizard.report import print_plan
-
-    target = getattr(ui.console, "file", None)
-    if target is None or target is sys.stdout:
-        print_plan(plan)
-        return
-    with contextlib.redirect_stdout(target):
-        print_plan(plan)

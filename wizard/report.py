@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+from wizard.artifacts.plan_sections import Section, plan_sections
 
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.kv_cache import kv_heads_per_rank
 from wizard.specs import GpuSpec
+from wizard.specs.contracts import Plan
 
 GIB = 2**30
 
@@ -206,161 +210,50 @@ def print_tree_paths(tree, report) -> None:
         console.print(f"[red]{len(report.errors)} lint problem(s): run `tree lint`[/]")
 
 
-class _Collect:
-    """A stand-in console that keeps what would be printed, so the TUI shows the same summary as `plan`."""
-
-    def __init__(self) -> None:
-        self.items: list = []
-
-    def print(self, item, highlight: bool = True) -> None:  # noqa: ARG002 (rich's signature)
-        from rich.text import Text
-
-        self.items.append(Text.from_markup(item) if isinstance(item, str) else item)
-
-
-def print_plan(plan: dict) -> None:
-    """`plan`: the decision, the layout, the path with reasons, warnings and alternatives."""
-    console = new_console()
-    for item in plan_renderables(plan):
+def print_plan(plan: Plan, answers: dict, console: Console | None = None) -> None:
+    """`plan` and `ask`: the decision, then every section of the plan (plan_sections) with its figures."""
+    console = console or new_console()
+    for item in plan_renderables(plan, answers):
         console.print(item, highlight=False)
 
 
-def plan_renderables(plan: dict, path: bool = True) -> list:
-    """The plan summary as rich renderables (the CLI prints them; the TUI's summary screen shows them)."""
-    console = _Collect()
-    # Plan texts carry the user's model name and paths: escaped, so rich prints them instead of parsing them.
-    console.print(f"[bold]{escape(plan['title'])}[/] — form [bold]{plan['form']}[/], exposure [bold]{plan['exposure']}[/]")
-    console.print(escape(plan["summary"]), highlight=False)
-    if plan.get("gpu"):
-        console.print(
-            f"Layout: {escape(str(plan['gpu']))} × TP {plan['tp']} × PP {plan['pp']} = {plan['gpus_per_replica']} GPU(s) per replica "
-            f"on {plan['nodes_per_replica']} node(s); {plan['replicas']} replica(s) = {plan['gpus_total']} GPU(s), "
-            f"{plan['concurrency_per_replica']} sequences per replica"
-        )
-        mem = plan["memory"]["per_gpu_bytes"]
-        console.print(
-            f"Memory per GPU: weights {gib(mem['weights'])} + KV {gib(mem['kv_cache'])} + activations "
-            f"{gib(mem['activations'])} + reserve {gib(mem['reserve'])} = {gib(mem['total'])} of "
-            f"{gib(plan['memory']['usable_bytes'])} usable (§2)"
-        )
-    perf = plan.get("performance")
-    if perf:
-        console.print(
-            f"Performance per replica (roofline): TTFT {perf['ttft_ms']:,.0f} ms, TPOT {perf['tpot_ms']:,.1f} ms at "
-            f"{perf['max_batch']} sequences (limited by {perf['limited_by']}), {perf['tokens_per_s_per_replica']:,.0f} "
-            "output tokens/s (§5, §9 Q3)", highlight=False)
-    cost = plan.get("cost")
-    if cost:
-        for line in cost_lines(plan):
-            console.print(line, highlight=False)
-    starts = plan.get("cold_start")
-    if starts:
-        stages = ", ".join(f"{s['name']} {s['seconds']:,.0f} s" for s in starts["stages"])
-        console.print(f"Cold start (§7): {starts['total_s']:,.0f} s — {stages}", highlight=False)
-    if path:
-        console.print(path_table(plan))
-    for w in plan["warnings"]:
-        console.print(f"[yellow]warning[/] {escape('[' + w['id'] + ']')} {escape(w['message'])} ({escape(w['section'])})",
-                      highlight=False)
-    for a in plan["alternatives"]:
-        console.print(f"[dim]not {a['form']}:[/] {escape(a['why_not'])}", highlight=False)
-    if plan.get("ignored_answers"):
-        console.print("[yellow]not used:[/] " + escape(", ".join(plan["ignored_answers"]))
-                      + " — their questions are not on this path (e.g. the budget amount is asked only for a fixed budget)")
-    return console.items
+def plan_renderables(plan: Plan, answers: dict, path: bool = True) -> list[RenderableType]:
+    """The plan as rich renderables, one per section: the CLI prints them and the wizard's summary screen shows
+    them. Plan texts carry the user's model name and paths: they are Text, never parsed as markup."""
+    items: list[RenderableType] = [
+        Text.assemble((plan.title, "bold"), " — form ", (plan.form, "bold"), ", exposure ", (plan.exposure, "bold")),
+        Text(plan.summary),
+    ]
+    for section in plan_sections(plan, answers):
+        if section.key == "path" and not path:
+            continue
+        items.append(section_renderable(section))
+    return items
 
 
-def usd(x: float | None) -> str:
-    """Dollars a month as the plan's texts show them: whole dollars, cents below one dollar ("—" when unknown)."""
-    if x is None:
-        return "—"
-    return f"${x:,.2f}" if 0 < abs(x) < 1 else f"${x:,.0f}"
-
-
-def price_basis(p: dict) -> str:
-    """Where a dated price comes from: provider, date, and the aggregator or mirror it was read through."""
-    via = f"; read via {p['via']}" if p.get("via") else ""
-    return f"{p.get('provider') or 'no provider'}, {p.get('date') or 'undated'}{via}"
-
-
-def managed_price_line(p: dict) -> str:
-    """The managed price with its basis: listed, estimated from named models, or given in the answers."""
-    figure = f"${p['usd_per_mtok_input']:g} / ${p['usd_per_mtok_output']:g} per million input / output tokens"
-    if p.get("basis") == "given":
-        return f"  Managed price {figure}: given (managed_usd_per_mtok)"
-    if p.get("basis") == "estimated":
-        return (f"  Managed price {figure}, estimated from {', '.join(p['estimated_from'])}: no listed price for this "
-                f"model; {p.get('note')} ({p.get('date')}; read via {p.get('via')}) — set managed_usd_per_mtok to "
-                "use a quoted price")
-    return f"  Managed price {figure} ({price_basis(p)}) — dated snapshot, re-check"
-
-
-def cost_lines(plan: dict) -> list[str]:
-    """§8 as rich markup lines: the monthly total and its parts, the prices behind them, and the comparisons.
-    Every figure is the plan's own (cost.*, quantized_option): the alternatives and warnings quote the same."""
-    cost = plan["cost"]
-    lines = []
-    if plan["form"] == "managed_api":
-        line = (f"Cost per month (§8): managed API bill {usd(cost.get('managed_usd_month'))} + staff "
-                f"{usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
-        if cost.get("managed_usd_month") is None:
-            line += " (no daily volume to price the bill at: give daily_requests)"
-    else:
-        line = (f"Cost per month (§8): GPU bill {usd(cost['gpu_bill_usd_month'])} (idle share "
-                f"{usd(cost['idle_usd_month'])}) + staff {usd(cost['staff_usd_month'])} = {usd(cost['total_usd_month'])}")
-    if cost.get("usd_per_mtok") is not None:
-        line += f"; ${cost['usd_per_mtok']:,.2f} per million output tokens"
-    lines.append(line)
-    price = cost.get("gpu_price")
-    if price:
-        lines.append(escape(f"  GPU price ${price['usd_per_gpu_hour']}/h ({price['kind']}, {price_basis(price)}) — "
-                            "dated snapshot, re-check"))
-    managed_price = cost.get("managed_price")
-    if managed_price and (plan["form"] == "managed_api" or cost.get("managed_usd_month") is not None):
-        lines.append(escape(managed_price_line(managed_price)))
-    if cost.get("managed_usd_month") is not None and plan["form"] != "managed_api":
-        if cost.get("break_even_daily_requests") is not None:
-            tail = f"; self-hosting breaks even above {cost['break_even_daily_requests']:,} requests/day"
-        elif cost.get("break_even_beyond_capacity"):
-            tail = (f"; these replicas carry at most {cost['capacity_daily_requests']:,} requests/day, too few to "
-                    "beat that price: more replicas would cost more too")
-        else:
-            tail = ""
-        lines.append(f"  Managed API for the same volume: {usd(cost['managed_usd_month'])}/month + caller-side staff "
-                     f"{usd(cost.get('managed_staff_usd_month'))} = {usd(cost.get('managed_total_usd_month'))}" + tail)
-    if cost.get("self_host_usd_month") is not None:
-        head = (f"  Self-hosting the same load ({escape(str(cost['self_host_layout']))}) would cost "
-                f"{usd(cost['self_host_usd_month'])}/month with its staff ({escape(str(cost.get('self_host_exposure')))})")
-        if cost.get("saving_usd_month") is not None:
-            lines.append(f"{head}: the managed API saves {usd(cost['saving_usd_month'])}/month")
-        elif cost.get("managed_extra_usd_month") is not None:
-            lines.append(f"{head}: {usd(cost['managed_extra_usd_month'])}/month less than the managed API, the price "
-                         "of not running GPUs (§6)")
-        elif cost.get("total_usd_month") is not None:
-            lines.append(f"{head}: the same as the managed API")
-        else:
-            lines.append(f"{head}; the managed bill is unknown without a daily volume")
-    q = plan.get("quantized_option")
-    if q:
-        lines.append(f"  Quantized option (§9 Q5): fp8 weights on {q['replicas']} × TP {q['tp']} × {escape(q['gpu'])} would "
-                     f"cost {usd(q['total_usd_month'])}/month, saving {usd(q['saving_usd_month'])} — check quality first")
-    return lines
-
-
-# The computed facts a reviewer follows in the path (the rest are in plan.json and the sections above).
-PATH_FACTS = ("params_b", "checkpoint_format", "fits_one_gpu", "fits_one_node", "layout_form", "gpu_id", "tp", "pp",
-              "replicas", "limited_by", "sixteen_bit_on_quantized")
-
-
-def path_table(plan: dict) -> Table:
-    """Every node visited with its answer (or its key computed facts) and why the walk went on as it did."""
-    t = Table(title="Path through the tree", title_justify="left")
-    t.add_column("node")
-    t.add_column("value", overflow="fold")
-    t.add_column("why", overflow="fold")
-    for step in plan["path"]:
-        value = step["value"]
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items() if k in PATH_FACTS)
-        t.add_row(escape(step["node"]), escape(str(value)), escape(step["why"]))
-    return t
+def section_renderable(section: Section) -> RenderableType:
+    """One section: its title, rule and headline on one line, then its rows (figure, value, basis) and notes."""
+    head = Text.assemble((section.title, "bold"), f" ({section.rule})" if section.rule else "")
+    if section.listed:
+        if not section.rows:
+            return Text.assemble(head, ": ", section.headline)
+        style = "yellow" if section.key == "warnings" else "dim"
+        grid = Table(box=None, show_header=False, padding=(0, 1, 0, 2), pad_edge=True)
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for r in section.rows:
+            grid.add_row(Text(f"[{r.label}]", style), Text(r.value + (f" ({r.basis})" if r.basis else "")))
+        return Group(Text.assemble(head, ":"), grid)
+    parts: list[RenderableType] = [Text.assemble(head, ": ", section.headline)]
+    if section.rows:
+        table = Table(box=None, show_header=False, padding=(0, 1, 0, 2), pad_edge=True)
+        table.add_column(section.columns[0], no_wrap=True)
+        table.add_column(section.columns[1], justify="right" if section.figures else "left", overflow="fold")
+        table.add_column(section.columns[2], style="dim", overflow="fold")
+        for r in section.rows:
+            style = "bold" if r.strong else ""
+            table.add_row(Text(r.label, style), Text(r.value, style), Text(r.basis))
+        parts.append(table)
+    for note in section.notes:
+        parts.append(Text.assemble(("  note: ", "yellow"), note))
+    return Group(*parts)

@@ -14,6 +14,7 @@ from typing import Any
 
 from wizard.errors import InputError
 from wizard.sizing.engine import VLLM_VERSION
+from wizard.specs.contracts import ColdStart, Plan
 
 APP_NAME_MAX = 50  # + "-secrets" (8) and "-api" stay well inside 63
 # Names that end up in Kubernetes objects and vLLM flags: the pattern, and the accepted form for messages.
@@ -64,34 +65,48 @@ def shm_size_gib(tp: int, nodes: int) -> int:
     return 8 if tp > 1 else 2
 
 
-def startup_budget_s(cold_start: dict[str, Any] | None) -> int:
+def startup_budget_s(cold_start: ColdStart | None) -> int:
     """Seconds the startupProbe allows: the cold start after the image is pulled, × margin, floored at 600 s,
     rounded up to whole probe periods (checklist §2.3)."""
     if not cold_start:
         return STARTUP_FLOOR_S
-    in_container = sum(s["seconds"] for s in cold_start["stages"] if s["name"] != "image pull")
+    in_container = sum(s.seconds for s in cold_start.stages if s.name != "image pull")
     budget = max(STARTUP_FLOOR_S, in_container * STARTUP_MARGIN)
     return int(math.ceil(budget / PROBE_PERIOD_S) * PROBE_PERIOD_S)
 
 
-def serve_flags(plan: dict[str, Any], answers: dict[str, Any]) -> list[tuple[str, str | None]]:
+def on_cluster(plan: Plan, answers: dict[str, Any] | None) -> bool:
+    """Whether the repo gets Kubernetes manifests: a Kubernetes exposure, or a platform team (a gateway team on its
+    own cluster, §6)."""
+    return plan.exposure == "kubernetes" or (answers or {}).get("ops_capability") == "platform"
+
+
+def autoscaled(plan: Plan, answers: dict[str, Any] | None) -> bool:
+    """Whether an autoscaler runs the replicas (k8s/hpa.yaml): one node per replica on a cluster, with replicas
+    beyond the warm minimum to scale between."""
+    return (plan.form in ("single_gpu", "single_node_multi_gpu") and on_cluster(plan, answers)
+            and plan.replicas > (plan.min_replicas or plan.replicas))
+
+
+def serve_flags(plan: Plan, answers: dict[str, Any]) -> list[tuple[str, str | None]]:
     """`vllm serve` flags after the model and --served-model-name (every one exists in vLLM 0.33.0)."""
+    assert plan.memory is not None, "a served plan has its memory"
     flags: list[tuple[str, str | None]] = [
         ("--host", "0.0.0.0"),
         ("--port", str(PORT)),
-        ("--max-model-len", str(plan["memory"]["inputs"]["context_tokens"])),
-        ("--max-num-seqs", str(plan["concurrency_per_replica"])),
-        ("--gpu-memory-utilization", str(plan["memory"]["inputs"]["gpu_memory_utilization"])),
+        ("--max-model-len", str(plan.memory.inputs.context_tokens)),
+        ("--max-num-seqs", str(plan.concurrency_per_replica)),
+        ("--gpu-memory-utilization", str(plan.memory.inputs.gpu_memory_utilization)),
         ("--shutdown-timeout", str(SHUTDOWN_TIMEOUT_S)),
         ("--disable-access-log-for-endpoints", "/health,/metrics"),
     ]
-    if plan["tp"] > 1:
-        flags.append(("--tensor-parallel-size", str(plan["tp"])))
-    if plan["pp"] > 1:
-        flags.append(("--pipeline-parallel-size", str(plan["pp"])))
+    if plan.tp > 1:
+        flags.append(("--tensor-parallel-size", str(plan.tp)))
+    if plan.pp > 1:
+        flags.append(("--pipeline-parallel-size", str(plan.pp)))
     if answers.get("kv_cache_dtype") == "fp8":
         flags.append(("--kv-cache-dtype", "fp8"))
-    if answers.get("weight_precision") == "fp8" and plan.get("checkpoint_format") == "bf16":
+    if answers.get("weight_precision") == "fp8" and plan.checkpoint_format == "bf16":
         flags.append(("--quantization", "fp8"))  # dynamic FP8 of a 16-bit checkpoint; quantized ones self-describe
     return flags
 
@@ -115,22 +130,21 @@ PROVIDER_BASES = {
 }
 
 
-def client_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+def client_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     """Values of the managed-API client starter: provider, model name there, prices, budget, timeouts. The budget
     guard prices usage at the plan's own managed price (listed, estimated or given): the figure the plan used."""
-    price = (plan.get("cost") or {}).get("managed_price") or {}
-    if not price:
+    price = plan.cost.managed_price if plan.cost is not None else None
+    if price is None:
         basis = "no price in the plan: set PRICE_IN/PRICE_OUT"
-    elif price.get("basis") == "given":
+    elif price.basis == "given":
         basis = "managed_usd_per_mtok from the answers"
-    elif price.get("basis") == "estimated":
-        basis = (f"estimated from {', '.join(price.get('estimated_from') or ())}: {price.get('note')}; "
-                 f"{price.get('date')}, read via {price.get('via')}")
+    elif price.basis == "estimated":
+        basis = f"estimated from {', '.join(price.estimated_from)}: {price.note}; {price.date}, read via {price.via}"
     else:
-        via = f", read via {price['via']}" if price.get("via") else ""
-        basis = f"{price.get('provider')}, {price.get('date')}{via}: {price.get('source')}"
-    provider = price.get("provider") or "your provider"
-    key = price.get("model_key") or ""
+        via = f", read via {price.via}" if price.via else ""
+        basis = f"{price.provider}, {price.date}{via}: {price.source}"
+    provider = (price.provider if price else "") or "your provider"
+    key = price.model_key if price else ""
     provider_model = key.split("/", 1)[1] if "/" in key else (answers.get("model") or "")
     ttft = answers.get("ttft_p99_ms") or 2000
     tpot = answers.get("tpot_p99_ms") or 100
@@ -139,25 +153,26 @@ def client_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, A
         "provider": provider,
         "api_base": PROVIDER_BASES.get(provider, "https://api.example.com/v1"),
         "provider_model": provider_model,
-        "price_in": price.get("usd_per_mtok_input", 0.0),
-        "price_out": price.get("usd_per_mtok_output", 0.0),
-        "price_basis": price.get("basis", ""),
+        "price_in": price.usd_per_mtok_input if price else 0.0,
+        "price_out": price.usd_per_mtok_output if price else 0.0,
+        "price_basis": price.basis if price else "",
         "price_source": basis,
-        "monthly_budget": answers.get("monthly_budget_usd") or round(((plan.get("cost") or {}).get("managed_usd_month") or 100) * 1.5, 2),
+        "monthly_budget": answers.get("monthly_budget_usd")
+        or round(((plan.cost.managed_usd_month if plan.cost else None) or 100) * 1.5, 2),
         "read_timeout_s": int(math.ceil((ttft + out * tpot) / 1000 * 2)),  # twice the P99 request time
         "output_tokens": out,
     }
 
 
-def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     """Template values for one plan. Raises InputError for names that cannot be Kubernetes names."""
-    model = str(answers.get("model") or plan.get("model") or "")
+    model = str(answers.get("model") or plan.model or "")
     app = checked_name(answers.get("app_name") or derive_name(model), "app_name")
     namespace = checked_name(answers.get("namespace") or "default", "namespace")
     # A local folder named like a flag ("--trust-remote-code") must reach vLLM as a path, never as an option.
     model_arg = f"./{model}" if model.startswith("-") else model
     served = answers.get("served_model_name") or model_arg
-    has_gpus = bool(plan.get("gpu"))
+    has_gpus = bool(plan.gpu)
     ctx: dict[str, Any] = {
         "plan": plan,
         "answers": answers,
@@ -172,23 +187,23 @@ def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
         "port": PORT,
         "context_tokens": int(answers.get("context_tokens") or 8192),
         "output_tokens": int(answers.get("output_tokens") or min(512, int(answers.get("context_tokens") or 8192) // 4)),
-        "max_num_seqs": int(plan.get("concurrency_per_replica") or answers.get("peak_concurrency") or 1),
+        "max_num_seqs": int(plan.concurrency_per_replica or answers.get("peak_concurrency") or 1),
         "gpu_memory_utilization": float(answers.get("gpu_memory_utilization") or 0.9),
         "tp": 1, "pp": 1, "nodes": 1,
-        "on_cpu": plan["form"] == "cpu",
+        "on_cpu": plan.form == "cpu",
     }
-    if plan["form"] == "managed_api":
+    if plan.form == "managed_api":
         return ctx | client_context(plan, answers)
-    if not has_gpus:
+    if not has_gpus or plan.memory is None or plan.gpu is None:
         return ctx
-    tp, pp = plan["tp"], plan["pp"]
-    nodes = plan["nodes_per_replica"]
+    tp, pp = plan.tp, plan.pp
+    nodes = plan.nodes_per_replica
     # A local checkpoint folder is a path on this machine: in a pod it must come from the model volume (/models).
-    local = (plan.get("memory") or {}).get("model", {}).get("source") == "local"
+    local = plan.memory.model.source == "local"
     pod_model = f"{MODEL_VOLUME}/{PurePosixPath(model.rstrip('/')).name or 'model'}" if local else model
     gpus_per_pod = -(-(tp * pp) // nodes)  # GPUs of one pod group = TP × PP, spread over its nodes
-    budget = startup_budget_s(plan.get("cold_start"))
-    weights_per_pod = plan["memory"]["per_gpu_bytes"]["weights"] * gpus_per_pod
+    budget = startup_budget_s(plan.cold_start)
+    weights_per_pod = plan.memory.per_gpu_bytes.weights * gpus_per_pod
     shm = shm_size_gib(tp, nodes)
     ram = int(math.ceil(weights_per_pod / 2**30)) + shm + 8  # stage the weights in RAM + shm + the server
     ctx |= {
@@ -197,10 +212,10 @@ def build_context(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
         "tp": tp,
         "pp": pp,
         "nodes": nodes,
-        "replicas": plan["replicas"],
-        "min_replicas": max(1, min(plan.get("min_replicas", plan["replicas"]), plan["replicas"])),
+        "replicas": plan.replicas,
+        "min_replicas": max(1, min(plan.min_replicas or plan.replicas, plan.replicas)),
         "gpus_per_pod": gpus_per_pod,
-        "gpu_resource": "amd.com/gpu" if plan["gpu"].startswith("mi") else "nvidia.com/gpu",
+        "gpu_resource": "amd.com/gpu" if plan.gpu.startswith("mi") else "nvidia.com/gpu",
         "shm_gib": shm,
         "memory_gib": ram,
         "cpu": 4 + 2 * gpus_per_pod,

@@ -17,7 +17,9 @@ from typing import Any
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from wizard.artifacts.context import build_context
+from wizard.artifacts.context import autoscaled, build_context, on_cluster
+from wizard.artifacts.plan_sections import plan_sections
+from wizard.specs.contracts import Plan, to_json
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"  # inside the wheel (force-included)
 SOURCE_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"  # a source checkout
@@ -79,11 +81,11 @@ def environment() -> Environment:
     return env
 
 
-def files_for(plan: dict[str, Any], answers: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+def files_for(plan: Plan, answers: dict[str, Any] | None = None) -> list[tuple[str, str]]:
     """(output path, template) pairs for the parts that fit the form (DESIGN.md "The starter repo")."""
     platform = (answers or {}).get("ops_capability") == "platform"  # a gateway team on its own cluster (§6)
     out = [("README.md", "README.md.j2"), ("RATIONALE.md", "RATIONALE.md.j2")]
-    form, exposure = plan["form"], plan["exposure"]
+    form, exposure = plan.form, plan.exposure
     if form == "managed_api":
         return out + [("client/client.py", "client/client.py.j2"), ("client/README.md", "client/README.md.j2")]
     if exposure == "none":  # offline / research: a batch job, no server, no probes (§12)
@@ -97,28 +99,28 @@ def files_for(plan: dict[str, Any], answers: dict[str, Any] | None = None) -> li
     else:
         out.append(("serve/launch.sh", "serve/launch.sh.j2"))
         k8s = ["deployment.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml"]
-        if plan["replicas"] > (plan.get("min_replicas") or plan["replicas"]):  # room to scale: an autoscaler
+        if autoscaled(plan, answers):  # room to scale: an autoscaler
             k8s.append("hpa.yaml")
-    if plan["replicas"] >= 2:
+    if plan.replicas >= 2:
         k8s.append("pdb.yaml")
     if platform:
         out.append(("gateway/README.md", "gateway/README.md.j2"))
-    if exposure == "kubernetes" or platform:
+    if on_cluster(plan, answers):
         out += [(f"k8s/{name}", f"k8s/{name}.j2") for name in k8s]
         out.append(("k8s/kustomization.yaml", "k8s/kustomization.yaml.j2"))
     return out
 
 
-def render_repo(plan: dict[str, Any], answers: dict[str, Any]) -> dict[str, str]:
-    """Every file of the starter repo: path → text. answers.yaml and plan.json replay and record the plan."""
-    optional = ("memory", "performance", "cost", "cold_start", "quantized_option", "min_replicas", "boundary")
-    plan = {**dict.fromkeys(optional), **plan}  # absent parts are None for the templates (StrictUndefined)
+def render_repo(plan: Plan, answers: dict[str, Any]) -> dict[str, str]:
+    """Every file of the starter repo: path → text. answers.yaml and plan.json replay and record the plan;
+    RATIONALE.md writes the plan's sections (plan_sections), the same figures `plan` prints."""
     ctx = build_context(plan, answers)
+    ctx["sections"] = plan_sections(plan, answers)
     pairs = files_for(plan, answers)
     ctx["files"] = [path for path, _ in pairs]
     ctx["k8s_files"] = sorted(p.removeprefix("k8s/") for p, _ in pairs if p.startswith("k8s/") and not p.endswith("kustomization.yaml"))
     env = environment()
     files = {path: env.get_template(name).render(**ctx) for path, name in pairs}
     files["answers.yaml"] = yaml.safe_dump(answers, sort_keys=False, allow_unicode=True)
-    files["plan.json"] = json.dumps(plan, indent=2, default=str) + "\n"
+    files["plan.json"] = json.dumps(to_json(plan), indent=2, default=str) + "\n"
     return files

@@ -1,13 +1,14 @@
 """The compute functions the tree names (`function: fit`): they call the sizing core and return facts.
 
-Facts are plain JSON values (the tree's conditions and texts read them); the chosen layout itself is kept
-on the context for the plan. Each function documents the DOMAIN § it implements.
+Each returns a Computed: facts as plain JSON values (the tree's conditions and texts read them) and, for fit, the
+chosen layout itself (Fit) for the plan. Nothing is written to the context. Each function documents the DOMAIN §
+it implements.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from wizard.errors import InputError
 from wizard.session.answer_rules import rules
@@ -33,20 +34,44 @@ GIB = 2**30
 NAME_SIZE = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)[Bb](?![A-Za-z0-9])")
 
 
+class Computed(NamedTuple):
+    """What a compute function returns: the facts its tree node declares (JSON values the tree's conditions and
+    texts read, checked against the node's outputs) and, for the plan, the typed result behind them."""
+
+    facts: dict[str, Any]
+    detail: Any = None
+
+
+class Fit(NamedTuple):
+    """What fit() chose, for the plan: every figure the plan shows for the layout comes from here."""
+
+    chosen: Candidate  # the layout, its batch limit, replicas and Cost
+    candidates: list[Candidate]  # every layout searched (the alternatives quote their numbers)
+    load: Load
+    cold_start: ColdStart
+    fp8_option: Candidate | None  # a cheaper plan at fp8 weights, reported beside the chosen one
+    average_sequences: float  # sequences in flight on average, from the daily volume (Little's law)
+
+
+class Search(NamedTuple):
+    """The priced layout search for one set of answers (plan_search)."""
+
+    ranked: list[Candidate]  # the layouts that answer the question (a forced TP/PP: those only), best first
+    everything: list[Candidate]  # every layout searched
+    load: Load
+    base: SizeInputs
+    average_sequences: float
+
+
 class Context:
-    """What the compute functions share during one walk: resolved specs, the chosen layout, extra answers."""
+    """What the compute functions read during one walk: the extra answers, settings, and resolved models (a cache:
+    resolving a model is the only thing remembered, and it depends on the name alone). Results are returned, never
+    stored here."""
 
     def __init__(self, extras: dict[str, Any] | None = None) -> None:
         self.extras = extras or {}  # answers-file keys no question asks: tp, pp, replicas, peak_rps, params_b, ...
         self._models: dict[str, ModelSpec] = {}
-        self.candidate: Candidate | None = None  # the chosen layout, replicas and cost
-        self.candidates: list[Candidate] = []  # every layout searched (alternatives quote their numbers)
-        self.load: Load | None = None
-        self.cold_start: ColdStart | None = None
-        self.average_sequences = 0.0  # sequences in flight on average, from the daily volume (Little's law)
-        self.fp8_option: Candidate | None = None  # a cheaper plan at fp8 weights, reported beside the chosen one
         self.quick = False  # live previews skip the extra searches (fp8 option, self-hosting comparison)
-        self.model_spec: ModelSpec | None = None
 
     def cold_start_assumptions(self) -> ColdStartAssumptions:
         """The defaults of cold_start.py, with the answers file's `cold_start` overrides applied."""
@@ -76,10 +101,14 @@ class Context:
         return estimate_managed_price(spec.id, count_params(spec).active, entry.family if entry else "")
 
     def model(self, name: str) -> ModelSpec:
+        """The model spec for a name (resolved once per context)."""
         if name not in self._models:
             self._models[name] = resolve_model(name)
-        self.model_spec = self._models[name]
         return self._models[name]
+
+    def resolved(self, name: Any) -> ModelSpec | None:
+        """The spec already resolved for this name, without resolving (None when it never was)."""
+        return self._models.get(name) if isinstance(name, str) else None
 
 
 def name_params_b(model_id: str) -> tuple[float, str]:
@@ -94,7 +123,7 @@ def name_params_b(model_id: str) -> tuple[float, str]:
     return 0.0, ""
 
 
-def model_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def model_facts(env: dict[str, Any], ctx: Context) -> Computed:
     """§2: parameter count from the config (not the name), the checkpoint's format against the asked precision."""
     spec = ctx.model(env["model"])
     unserved = unserved_reason(spec.architecture)
@@ -110,27 +139,24 @@ def model_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if own and abs(own * 1e9 - params.total) / params.total > NAME_TOLERANCE:
         off = True
         guess_text = f"params_b {own:g} B was given but the config has {params_b} B"
-    return {
+    return Computed({
         "params_b": params_b,
         "name_params_b": guess,
         "name_params_off": off,
         "param_guess_text": guess_text,
         "tiny_model": params.total <= TINY_PARAMS,
         "checkpoint_format": weight_format(spec, "auto").name,
-    }
+    })
 
 
-def precision_facts(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def precision_facts(env: dict[str, Any], ctx: Context) -> Computed:
     """§2 "computing FP16 after quantizing": the asked precision against the checkpoint's own format."""
     checkpoint = env["checkpoint_format"]
     asked = env.get("weight_precision", "auto")
-    return {
+    return Computed({
         "sixteen_bit_on_quantized": asked in ("bf16", "fp16") and checkpoint != "bf16",
         "needs_quantized_checkpoint": asked in ("int4", "int8") and checkpoint != asked,
-    }
-
-
-# How fast load climbs, by traffic pattern: an assumption (no source gives one), named as such in the warning.
+    })
 
 
 def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, int]:
@@ -164,9 +190,9 @@ def layout_exposure(env: dict[str, Any]) -> str:
     return ONLINE_EXPOSURE[str(env.get("ops_capability") or rules()["ops_capability"].default)]
 
 
-def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None):
-    """The priced layout search for these answers: (ranked candidates, all candidates, load, size inputs).
-    Every candidate is priced at the staff cost of the exposure these answers give it (layout_exposure)."""
+def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None) -> Search:
+    """The priced layout search for these answers. Every candidate is priced at the staff cost of the exposure
+    these answers give it (layout_exposure)."""
     spec = ctx.model(env["model"])
     peak = int(env.get("peak_concurrency") or 1)
     precision = env.get("weight_precision", "auto")
@@ -188,7 +214,6 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None):
     seconds = ((targets.ttft_ms or 0) + output * (targets.tpot_ms or 0)) / 1000
     # §2: the P99 peak is never below the average; when the daily volume implies more in flight, size on that.
     average = (env.get("daily_requests") or 0) / 86400 * seconds if online else 0.0
-    ctx.average_sequences = average
     load = Load(
         peak_sequences=max(peak_sequences(peak, ctx.extras.get("peak_rps"), seconds), average),
         workload=Workload(1, prompt, output),
@@ -221,31 +246,30 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None):
             f"{spec.id} does not fit {gpus[0].id if len(gpus) == 1 else 'any catalog GPU'} with up to 16 "
             f"nodes at {base.context_tokens} tokens; choose gpu auto, a larger card, fp8 KV or a shorter context",
         )
-    return ranked, everything, load, base
+    return Search(ranked, everything, load, base, average)
 
 
-def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def fit(env: dict[str, Any], ctx: Context) -> Computed:
     """§1, §2, §3, §5, §8: the layout in the fixed order, priced; replicas for the peak within the targets."""
     spec = ctx.model(env["model"])
     peak = int(env["peak_concurrency"])
     online = env.get("workload", "online") == "online"
-    ranked, everything, load, base = plan_search(env, ctx)
+    found = plan_search(env, ctx)
+    everything, load, base = found.everything, found.load, found.base
     forced_tp = ctx.extras.get("tp")
-    chosen = ranked[0]
-    ctx.candidate, ctx.candidates, ctx.load = chosen, everything, load
-    fp8_searched, ctx.fp8_option = (False, None) if ctx.quick else _fp8_option(env, ctx, spec, chosen)
+    chosen = found.ranked[0]
+    fp8_searched, fp8 = (False, None) if ctx.quick else _fp8_option(env, ctx, spec, chosen)
     gpu = chosen.gpu
     singles = [c for c in everything if c.form == SINGLE]
     probe = size(spec, gpu, base._replace(concurrency=1))
     starts = cold_start(chosen.limit.result.weights.total, chosen.nodes_per_copy,
                         chosen.limit.performance.ttft_ms / 1000, a=ctx.cold_start_assumptions())
-    ctx.cold_start = starts
     ramp = RAMP_SECONDS.get(load.pattern, 0.0) if online else 0.0
     # §2 "the average instead of P99": the sequences the daily volume implies in flight on average, at the
     # request time the latency targets allow (the figure the replicas were sized on; the cost's utilization
     # uses the roofline's modelled request time instead, which is shorter when the targets are loose)
-    implied = ctx.average_sequences
-    return {
+    implied = found.average_sequences
+    facts = {
         "fits_one_gpu": bool(singles),
         "fits_one_node": any(c.form != MULTI_NODE for c in everything),
         "layout_form": chosen.form,
@@ -263,16 +287,17 @@ def fit(env: dict[str, Any], ctx: Context) -> dict[str, Any]:
         "single_need_gib": round(probe.total_bytes / GIB, 1),
         "forced_tp": forced_tp or 0,
         "forced_replicas": ctx.extras.get("replicas") or 0,
-        "tp_exceeds_node": bool(forced_tp) and forced_tp > gpu.gpus_per_node,
+        "tp_exceeds_node": (forced_tp or 0) > gpu.gpus_per_node,
         "implied_concurrency": round(implied, 1),
         "peak_below_average": implied > peak,
         "cold_start_s": round(starts.total_s),
         **_form_costs(everything, chosen),
         "over_budget": over_budget(_budget(env, ctx), chosen),
-        "budget_levers": budget_levers(env, spec, base, chosen, ctx.fp8_option, fp8_searched),
+        "budget_levers": budget_levers(env, spec, base, chosen, fp8, fp8_searched),
         "ramp_s": ramp,
         "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
+    return Computed(facts, Fit(chosen, everything, load, starts, fp8, implied))
 
 
 def _fp8_option(env: dict[str, Any], ctx: Context, spec: ModelSpec, chosen: Candidate) -> tuple[bool, Candidate | None]:
@@ -284,7 +309,7 @@ def _fp8_option(env: dict[str, Any], ctx: Context, spec: ModelSpec, chosen: Cand
     if env.get("gpu", "auto") != "auto" and not find_gpu(env["gpu"]).fp8_support:
         return False, None
     try:
-        ranked, _, _, _ = plan_search({**env, "weight_precision": "fp8"}, ctx, gpus_filter=lambda g: g.fp8_support)
+        ranked = plan_search({**env, "weight_precision": "fp8"}, ctx, gpus_filter=lambda g: g.fp8_support).ranked
     except InputError:
         return True, None
     best = ranked[0] if ranked else None  # ranked: the layouts meeting the targets first
@@ -365,7 +390,7 @@ def _layout_error(spec: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: in
     return f"TP {tp} × PP {pp} on {where} does not hold one {base.context_tokens}-token sequence of {spec.id}"
 
 
-FUNCTIONS: dict[str, Callable[[dict[str, Any], Context], dict[str, Any]]] = {
+FUNCTIONS: dict[str, Callable[[dict[str, Any], Context], Computed]] = {
     "model_facts": model_facts,
     "precision_facts": precision_facts,
     "fit": fit,

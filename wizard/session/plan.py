@@ -1,38 +1,39 @@
-"""The plan at the end of a walk: DESIGN.md's `plan --json` object, every figure traceable to the path."""
+"""The plan at the end of a walk: a typed Plan (wizard.specs.contracts), every figure traceable to the path.
+
+`plan --json` and plan.json are its dump; the report, the side panel and the starter repo read it by attribute.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.session.computes import plan_search, typical_lengths
+from wizard.session.computes import Fit, plan_search, typical_lengths
 from wizard.session.session import Session
 from wizard.sizing.cost import DAYS_PER_MONTH, managed_cost, staff_cost
 from wizard.sizing.size_json import size_json
-from wizard.tree.schema import ExposureMap, Question, Recommendation, evaluate
+from wizard.specs import contracts as c
+from wizard.tree.schema import ExposureMap, Recommendation, evaluate
 from wizard.tree.text import render
 
 FORMS = ("cpu", "single_gpu", "single_node_multi_gpu", "multi_node", "managed_api")
 
 
-def exposure_of(rec: Recommendation, env: dict[str, Any]) -> str:
+def exposure_of(rec: Recommendation, env: dict[str, Any]) -> c.Exposure:
     """DOMAIN §6: exposure follows operations capability (a map in the tree) or is fixed by the leaf."""
     if isinstance(rec.exposure, ExposureMap):
         return rec.exposure.map[str(env.get(rec.exposure.var))]
     return rec.exposure
 
 
-def warnings_for(session: Session) -> list[dict[str, str]]:
+def warnings_for(session: Session) -> list[c.Warning_]:
     """The tree's warning rules that hold for this walk, each with its DOMAIN §."""
     env = session.state.env
-    out = []
-    for rule in session.tree.warnings:
-        if evaluate(rule.when, env):
-            out.append({"id": rule.id, "message": render(rule.message, env), "section": rule.section})
-    return out
+    return [c.Warning_(id=rule.id, message=render(rule.message, env), section=rule.section)
+            for rule in session.tree.warnings if evaluate(rule.when, env)]
 
 
-def alternatives_for(session: Session, chosen: str) -> list[dict[str, str]]:
+def alternatives_for(session: Session, chosen: str) -> list[c.Alternative]:
     """Every form not chosen, with the first reason that applies (DOMAIN §1: the managed API is a parallel road)."""
     env = session.state.env
     out = []
@@ -41,35 +42,25 @@ def alternatives_for(session: Session, chosen: str) -> list[dict[str, str]]:
             continue
         reason = next((r for r in alt.reasons if evaluate(r.when, env)), None)
         if reason is not None:
-            out.append({"form": alt.form, "why_not": render(reason.why, env)})
+            out.append(c.Alternative(form=alt.form, why_not=render(reason.why, env)))
     return out
 
 
-def path_of(session: Session) -> list[dict[str, Any]]:
+def path_of(session: Session) -> list[c.Step]:
     """The nodes visited, in order: the answer or the computed facts, and why the walk went on as it did."""
     out = []
     for step in session.state.path:
         node = session.tree.nodes[step.node]
-        if isinstance(node, Question):
-            value: Any = step.value
-        elif isinstance(node, Recommendation):
-            value = node.form
-        else:
-            value = step.value
-        out.append({"node": step.node, "value": value, "why": step.why})
+        value = node.form if isinstance(node, Recommendation) else step.value
+        out.append(c.Step(node=step.node, value=value, why=step.why))
     return out
 
 
-def performance_of(c) -> dict[str, Any]:
-    p = c.limit.performance
-    return {
-        "ttft_ms": round(p.ttft_ms, 1),
-        "tpot_ms": round(p.tpot_ms, 1),
-        "tokens_per_s_per_replica": round(p.output_tokens_per_s, 1),
-        "max_batch": c.limit.batch,
-        "limited_by": c.limit.limited_by,
-        "kv_batch": c.limit.kv_batch,
-    }
+def performance_of(cand) -> c.Performance:
+    p = cand.limit.performance
+    return c.Performance(ttft_ms=round(p.ttft_ms, 1), tpot_ms=round(p.tpot_ms, 1),
+                         tokens_per_s_per_replica=round(p.output_tokens_per_s, 1), max_batch=cand.limit.batch,
+                         limited_by=cand.limit.limited_by, kv_batch=cand.limit.kv_batch)
 
 
 def warm_minimum(replicas, env: dict[str, Any]) -> int:
@@ -80,137 +71,133 @@ def warm_minimum(replicas, env: dict[str, Any]) -> int:
     return min(replicas.replicas, max(1, replicas.redundancy + 1))
 
 
-def cost_json(cost) -> dict[str, Any]:
-    r = (lambda x: None if x is None else round(x, 2))  # noqa: E731
-    out = {
-        "gpu_bill_usd_month": r(cost.gpu_bill_usd_month),
-        "idle_usd_month": r(cost.idle_usd_month),
-        "staff_usd_month": r(cost.staff_usd_month),
-        "total_usd_month": r(cost.total_usd_month),
-        "usd_per_mtok": r(cost.usd_per_mtok),
-        "managed_usd_month": r(cost.managed_usd_month),
-        "average_utilization": r(cost.average_utilization),
-        "utilization_exact": cost.average_utilization,  # unrounded: bill × (1 − it) is the idle share shown
-        "utilization_basis": cost.utilization_basis,
-        "break_even_daily_requests": None if cost.break_even_daily_requests is None else round(cost.break_even_daily_requests),
-        "capacity_daily_requests": None if cost.capacity_daily_requests is None else round(cost.capacity_daily_requests),
-        "break_even_beyond_capacity": cost.break_even_beyond_capacity,
-        "monthly_output_mtok": r(cost.monthly_output_mtok),
-        "managed_staff_usd_month": r(cost.managed_staff_usd_month),
-        "managed_total_usd_month": r(cost.managed_total_usd_month),
-    }
-    if cost.gpu_price is not None:
-        out["gpu_price"] = price_json(cost.gpu_price)
-    if cost.managed_price is not None:
-        out["managed_price"] = price_json(cost.managed_price)
-    return out
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 2)
 
 
-def price_json(price) -> dict[str, Any]:
-    """A dated price as JSON: the figure, its kind, provider, date, source, where it was read and its basis
-    (listed, estimated or given); which GPU/model is implied by the plan."""
-    out = {k: v for k, v in price._asdict().items() if k not in ("gpu", "model")}
-    if "estimated_from" in out:
-        out["estimated_from"] = list(out["estimated_from"])
-    return out
+def _whole(x: float | None) -> int | None:
+    return None if x is None else round(x)
 
 
-def managed_plan_cost(session: Session) -> dict[str, Any]:
+def cost_of(cost) -> c.Cost:
+    """A candidate's Cost (sizing.cost) as the plan states it: dollars to the cent."""
+    return c.Cost(
+        gpu_bill_usd_month=_r(cost.gpu_bill_usd_month),
+        idle_usd_month=_r(cost.idle_usd_month),
+        staff_usd_month=round(cost.staff_usd_month, 2),
+        total_usd_month=_r(cost.total_usd_month),
+        usd_per_mtok=_r(cost.usd_per_mtok),
+        managed_usd_month=_r(cost.managed_usd_month),
+        average_utilization=_r(cost.average_utilization),
+        utilization_exact=cost.average_utilization,  # unrounded: bill × (1 − it) is the idle share shown
+        utilization_basis=cost.utilization_basis,
+        break_even_daily_requests=_whole(cost.break_even_daily_requests),
+        capacity_daily_requests=_whole(cost.capacity_daily_requests),
+        break_even_beyond_capacity=cost.break_even_beyond_capacity,
+        monthly_output_mtok=_r(cost.monthly_output_mtok),
+        managed_staff_usd_month=_r(cost.managed_staff_usd_month),
+        managed_total_usd_month=_r(cost.managed_total_usd_month),
+        gpu_price=None if cost.gpu_price is None else gpu_price_of(cost.gpu_price),
+        managed_price=None if cost.managed_price is None else managed_price_of(cost.managed_price),
+    )
+
+
+def gpu_price_of(price) -> c.GpuPriceJson:
+    """A dated GPU-hour price: the figure, its kind, provider, date, source, and where it was read."""
+    return c.GpuPriceJson(usd_per_gpu_hour=price.usd_per_gpu_hour, kind=price.kind, provider=price.provider,
+                          date=price.date, source=price.source, via=price.via)
+
+
+def managed_price_of(price) -> c.ManagedPriceJson:
+    """A dated managed price with its basis (listed, estimated or given); the model is the plan's."""
+    return c.ManagedPriceJson(usd_per_mtok_input=price.usd_per_mtok_input, usd_per_mtok_output=price.usd_per_mtok_output,
+                              provider=price.provider, date=price.date, source=price.source, model_key=price.model_key,
+                              via=price.via, basis=price.basis, estimated_from=list(price.estimated_from), note=price.note)
+
+
+def managed_plan_cost(session: Session) -> c.ManagedCost:
     """A managed-API plan: the vendor's bill for the volume, and the caller-side staff (§6, §8)."""
     env = session.state.env
-    spec = session.context.model_spec
+    spec = session.model_spec
     price = session.context.managed_price(spec) if spec is not None else None
     prompt, output = typical_lengths(env, session.context.extras)
     managed = managed_cost(env.get("daily_requests"), prompt, output, price)
     staff = staff_cost("managed_api", session.context.extras.get("staff_usd_month"))
-    out: dict[str, Any] = {
-        "gpu_bill_usd_month": 0.0, "idle_usd_month": 0.0, "staff_usd_month": round(staff, 2),
-        "total_usd_month": None if managed is None else round(managed + staff, 2),
-        "usd_per_mtok": None, "managed_usd_month": None if managed is None else round(managed, 2),
-    }
-    if price is not None:
-        out["managed_price"] = price_json(price)
-        daily = env.get("daily_requests")
-        if daily and managed is not None:
-            out["usd_per_mtok"] = round((managed + staff) / (daily * output * DAYS_PER_MONTH / 1e6), 2)
+    total = None if managed is None else round(managed + staff, 2)
+    per_mtok = None
+    daily = env.get("daily_requests")
+    if price is not None and daily and managed is not None:
+        per_mtok = round((managed + staff) / (daily * output * DAYS_PER_MONTH / 1e6), 2)
+    own: dict[str, Any] = {}
     # What self-hosting the same load would cost: the cheapest layout of the search, at the staff cost of the
     # exposure these answers would give it (§6, §8, §12); its total is the candidate's own Cost.
-    if session.context.quick:
-        return out
     try:
-        ranked, _, _, _ = plan_search({**env, "gpu": env.get("gpu", "auto")}, session.context)
+        ranked = [] if session.context.quick else plan_search({**env, "gpu": env.get("gpu", "auto")}, session.context).ranked
     except InputError:
         ranked = []
     if ranked:
         best = ranked[0]
-        own = best.cost.total_usd_month
-        out["self_host_usd_month"] = None if own is None else round(own, 2)
-        out["self_host_exposure"] = best.cost.exposure
-        out["self_host_layout"] = f"{best.replicas.replicas} × {best.gpus_per_copy} × {best.gpu.id} (TP {best.tp}, PP {best.pp})"
-        if own is not None and out["total_usd_month"] is not None:
-            difference = round(own - out["total_usd_month"], 2)
+        figure = _r(best.cost.total_usd_month)
+        own = {"self_host_usd_month": figure, "self_host_exposure": best.cost.exposure,
+               "self_host_layout": f"{best.replicas.replicas} × {best.gpus_per_copy} × {best.gpu.id} (TP {best.tp}, PP {best.pp})"}
+        if figure is not None and total is not None:
+            difference = round(figure - total, 2)
             # a saving is only ever positive: when self-hosting is cheaper, say what the managed API costs more
             if difference > 0:
-                out["saving_usd_month"] = difference
+                own["saving_usd_month"] = difference
             elif difference < 0:
-                out["managed_extra_usd_month"] = -difference
-    return out
+                own["managed_extra_usd_month"] = -difference
+    return c.ManagedCost(gpu_bill_usd_month=0.0, idle_usd_month=0.0, staff_usd_month=round(staff, 2),
+                         total_usd_month=total, usd_per_mtok=per_mtok, managed_usd_month=_r(managed),
+                         managed_price=None if price is None else managed_price_of(price), **own)
 
 
-def build_plan(session: Session) -> dict[str, Any]:
-    """The plan as DESIGN.md's JSON: form, layout, memory, performance, cost, cold start, warnings, path."""
+def quantized_option(fit: Fit) -> c.QuantizedOption | None:
+    """§9 Q5: the fp8 plan fit() found cheaper than the chosen one (computes._fp8_option keeps cheaper ones only)."""
+    fp8, chosen = fit.fp8_option, fit.chosen
+    if fp8 is None or chosen.cost.total_usd_month is None or fp8.cost.total_usd_month is None:
+        return None
+    saving = round(chosen.cost.total_usd_month - fp8.cost.total_usd_month, 2)
+    if saving <= 0:  # cheaper by less than a cent: no saving to state
+        return None
+    return c.QuantizedOption(
+        weight_precision="fp8", gpu=fp8.gpu.id, tp=fp8.tp, pp=fp8.pp, replicas=fp8.replicas.replicas,
+        total_usd_month=round(fp8.cost.total_usd_month, 2), saving_usd_month=saving,
+        why="§9 Q5 'quantize or not': FP8 weights halve the bytes read per token; check quality before switching",
+    )
+
+
+def build_plan(session: Session) -> c.Plan:
+    """The plan of a finished walk: form, layout, memory, performance, cost, cold start, warnings, path."""
     rec = session.recommendation
     assert rec is not None, "build_plan needs a finished walk"
     env = session.state.env
     exposure = exposure_of(rec, env)
-    c = session.context.candidate if rec.form not in ("managed_api", "cpu") else None
-    plan: dict[str, Any] = {
-        "form": rec.form,
-        "exposure": exposure,
-        "title": rec.title,
-        "summary": session.state.path[-1].why,
-        "model": env.get("model"),
-        "checkpoint_format": env.get("checkpoint_format"),
-    }
-    if c is not None:
-        starts = session.context.cold_start
-        assert starts is not None, "fit() sets the cold start with the candidate"
+    fit = session.fit if rec.form not in ("managed_api", "cpu") else None
+    plan = c.Plan(
+        form=rec.form, exposure=exposure, title=rec.title, summary=session.state.path[-1].why,
+        model=str(env.get("model") or ""), checkpoint_format=env.get("checkpoint_format"),
+        gpu=None, tp=0, pp=0, replicas=0, gpus_per_replica=0, nodes_per_replica=0, gpus_total=0,
+        warnings=warnings_for(session), path=path_of(session), alternatives=alternatives_for(session, rec.form),
+        ignored_answers=session.ignored or None,  # answers whose questions this path never asks: said so
+        sections=rec.section, boundary=rec.boundary or None,
+    )
+    if fit is not None:
+        chosen, starts = fit.chosen, fit.cold_start
         # the search priced every layout at the exposure these answers give it; the leaf reached must agree
-        assert c.cost.exposure == exposure, f"priced at {c.cost.exposure!r}, exposed as {exposure!r}"
-        plan |= {
-            "gpu": c.gpu.id,
-            "tp": c.tp,
-            "pp": c.pp,
-            "replicas": c.replicas.replicas,
-            "min_replicas": warm_minimum(c.replicas, env),
-            "gpus_per_replica": c.gpus_per_copy,
-            "nodes_per_replica": c.nodes_per_copy,
-            "gpus_total": c.gpus_total,
-            "concurrency_per_replica": max(c.limit.batch, 1),
-            "memory": size_json(c.limit.result),
-            "performance": performance_of(c),
-            "cost": cost_json(c.cost),
-            "cold_start": {"stages": [{"name": s.name, "seconds": round(s.seconds, 1), "basis": s.basis}
-                                      for s in starts.stages], "total_s": round(starts.total_s, 1)},
-        }
-    else:
-        plan |= {"gpu": None, "tp": 0, "pp": 0, "replicas": 0, "gpus_per_replica": 0, "nodes_per_replica": 0,
-                 "gpus_total": 0}
-        if rec.form == "managed_api":
-            plan["cost"] = managed_plan_cost(session)
-    fp8 = session.context.fp8_option
-    if c is not None and fp8 is not None and c.cost.total_usd_month is not None and fp8.cost.total_usd_month is not None:
-        saving = c.cost.total_usd_month - fp8.cost.total_usd_month  # > 0: computes._fp8_option keeps cheaper ones only
-        plan["quantized_option"] = {
-            "weight_precision": "fp8", "gpu": fp8.gpu.id, "tp": fp8.tp, "pp": fp8.pp, "replicas": fp8.replicas.replicas,
-            "total_usd_month": round(fp8.cost.total_usd_month, 2), "saving_usd_month": round(saving, 2),
-            "why": "§9 Q5 'quantize or not': FP8 weights halve the bytes read per token; check quality before switching",
-        }
-    plan["warnings"] = warnings_for(session)
-    plan["path"] = path_of(session)
-    plan["alternatives"] = alternatives_for(session, rec.form)
-    if session.ignored:  # answers whose questions this path never asks: not used, and said so
-        plan["ignored_answers"] = session.ignored
-    plan["sections"] = rec.section
-    plan["boundary"] = rec.boundary or None
+        assert chosen.cost.exposure == exposure, f"priced at {chosen.cost.exposure!r}, exposed as {exposure!r}"
+        plan.gpu, plan.tp, plan.pp = chosen.gpu.id, chosen.tp, chosen.pp
+        plan.replicas = chosen.replicas.replicas
+        plan.min_replicas = warm_minimum(chosen.replicas, env)
+        plan.gpus_per_replica, plan.nodes_per_replica = chosen.gpus_per_copy, chosen.nodes_per_copy
+        plan.gpus_total = chosen.gpus_total
+        plan.concurrency_per_replica = max(chosen.limit.batch, 1)
+        plan.memory = size_json(chosen.limit.result)
+        plan.performance = performance_of(chosen)
+        plan.cost = cost_of(chosen.cost)
+        plan.cold_start = c.ColdStart(stages=[c.Stage(name=s.name, seconds=round(s.seconds, 1), basis=s.basis)
+                                              for s in starts.stages], total_s=round(starts.total_s, 1))
+        plan.quantized_option = quantized_option(fit)
+    elif rec.form == "managed_api":
+        plan.cost = managed_plan_cost(session)
     return plan

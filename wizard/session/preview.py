@@ -12,13 +12,15 @@ from typing import Any
 
 from wizard.errors import InputError
 from wizard.session.plan import build_plan
+from wizard.artifacts.plan_sections import usd
 from wizard.session.session import Session
+from wizard.specs.contracts import Cost, Plan
 from wizard.tree.walker import DeadEnd, walk
 
-_cache: dict[tuple, dict[str, Any] | None] = {}
+_cache: dict[tuple, Plan | None] = {}
 
 
-def preview(session: Session) -> dict[str, Any] | None:
+def preview(session: Session) -> Plan | None:
     """The plan the current answers lead to (defaults for the rest), or None when it cannot be computed yet."""
     # Answers given earlier and undone by Back stand in for the defaults: the preview shows what the user chose.
     supplied = {**session.remembered, **dict(session.given)}
@@ -39,39 +41,38 @@ def preview(session: Session) -> dict[str, Any] | None:
     return result
 
 
-def panel_lines(p: dict[str, Any] | None) -> dict[str, Any]:
+def panel_lines(p: Plan | None) -> dict[str, Any]:
     """The side panel's figures: memory parts as shares of usable memory, verdict, layout, replicas, cost, start.
 
     `managed_usd_month` is the managed API's total with its caller-side staff when the plan has it (a self-hosted
     plan's comparison), else its bill; `managed_text` says which, in the plan's money format."""
     if p is None:
         return {"ready": False}
-    out: dict[str, Any] = {"ready": True, "form": p["form"], "title": p["title"], "gpu": p.get("gpu")}
-    mem = p.get("memory")
-    if mem:
-        usable = mem["usable_bytes"]
-        parts = mem["per_gpu_bytes"]
-        out["memory"] = {k: parts[k] for k in ("weights", "kv_cache", "activations", "reserve")}
-        out["usable_bytes"] = usable
-        out["fits"] = mem["fits"]
-        out["layout"] = f"{p['replicas']} × TP {p['tp']} × PP {p['pp']} on {p['gpu']}"
-    if p.get("performance"):
-        out["performance"] = p["performance"]
-    if p.get("cost"):
-        cost = p["cost"]
-        out["cost_usd_month"] = cost.get("total_usd_month")
+    out: dict[str, Any] = {"ready": True, "form": p.form, "title": p.title, "gpu": p.gpu}
+    mem = p.memory
+    if mem is not None:
+        parts = mem.per_gpu_bytes
+        out["memory"] = {"weights": parts.weights, "kv_cache": parts.kv_cache, "activations": parts.activations,
+                         "reserve": parts.reserve}
+        out["usable_bytes"] = mem.usable_bytes
+        out["fits"] = mem.fits
+        out["layout"] = f"{p.replicas} × TP {p.tp} × PP {p.pp} on {p.gpu}"
+    if p.performance is not None:
+        out["performance"] = {"tpot_ms": p.performance.tpot_ms, "ttft_ms": p.performance.ttft_ms}
+    cost = p.cost
+    if cost is not None:
+        out["cost_usd_month"] = cost.total_usd_month
+        out["cost_text"] = usd(cost.total_usd_month)
         # The managed API compared like for like: its bill plus the caller-side staff, as the plan's own comparison
         # reads it; a managed plan has no such total (its own total is cost_usd_month), so its bill stands in.
-        total = cost.get("managed_total_usd_month")
-        figure = total if total is not None else cost.get("managed_usd_month")
+        total = cost.managed_total_usd_month if isinstance(cost, Cost) else None
+        figure = total if total is not None else cost.managed_usd_month
         out["managed_usd_month"] = figure
         out["managed_with_staff"] = total is not None
         if figure is not None:
-            from wizard.report import usd  # the plan's money format: cents below one dollar
-
-            out["managed_text"] = f"managed API {usd(figure)}/month " + ("with its staff" if total is not None else
-                                                                          "bill")
-    if p.get("cold_start"):
-        out["cold_start_s"] = p["cold_start"]["total_s"]
-    out["warnings"] = [w["id"] for w in p.get("warnings", [])]
+            out["managed_text"] = (f"Managed + staff {usd(figure)}/month" if total is not None else
+                                   f"Managed bill {usd(figure)}/month")
+    if p.cold_start is not None:
+        out["cold_start_s"] = p.cold_start.total_s
+    out["warnings"] = [w.id for w in p.warnings]
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.session.computes import FUNCTIONS, Context
+from wizard.session.computes import FUNCTIONS, Computed, Context, Fit
 from wizard.session.questions import coerce
 from wizard.tree.loader import bundled_tree
 from wizard.tree.schema import Compute, Question, Recommendation, Tree, output_problems
@@ -33,10 +33,10 @@ class Session:
         self.state: WalkState = self._walk()
 
     # -- the walk
-    def _compute(self, node: Compute, env: dict[str, Any]) -> dict[str, Any]:
-        """Call the node's function; its result must be what the node declares (checked compute contract)."""
+    def _compute(self, node: Compute, env: dict[str, Any]) -> Computed:
+        """Call the node's function; its facts must be what the node declares (checked compute contract)."""
         result = FUNCTIONS[node.function](env, self.context)
-        problems = output_problems(node.outputs, result)
+        problems = output_problems(node.outputs, result.facts)
         if problems:  # a programming error, not bad input: the tree and its function disagree
             raise ContractError(f"compute {node.function}: " + "; ".join(problems))
         return result
@@ -60,6 +60,16 @@ class Session:
         node = self.tree.nodes[self.state.recommendation]
         assert isinstance(node, Recommendation)
         return node
+
+    @property
+    def fit(self) -> Fit | None:
+        """The layout search's result on this path (None before it runs, or on a road without one)."""
+        return next((d for d in self.state.details.values() if isinstance(d, Fit)), None)
+
+    @property
+    def model_spec(self):
+        """The spec of the model answered on this path (None before the model question is answered)."""
+        return self.context.resolved(self.state.answers.get("model"))
 
     def default_for(self, q: Question) -> Any:
         """What to pre-fill: the answer given before (after Back), else the tree's default."""

@@ -11,13 +11,14 @@ that a front end can ask before replacing; every other refusal is an InputError,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
 from wizard.errors import InputError
 from wizard.session import store
 from wizard.session.answers import recorded
 from wizard.session.session import Session
+from wizard.specs.contracts import Plan
 
 __all__ = ["FolderNotEmpty", "Written", "app_name", "default_folder", "write_starter_repo"]
 
@@ -45,7 +46,7 @@ def default_folder(session: Session, cwd: Path | None = None) -> Path:
     return base.absolute() / name
 
 
-def write_starter_repo(session: Session, plan: dict[str, Any], folder: str | Path, *, force: bool = False,
+def write_starter_repo(session: Session, plan: Plan, folder: str | Path, *, force: bool = False,
                        notices: list[str] | None = None, clear_saved: bool = True) -> Written:
     """Render the plan's starter repo and write it as `folder`; the saved session is cleared once it is written.
 

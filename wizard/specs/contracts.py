@@ -1,25 +1,43 @@
-"""The public JSON objects as pydantic models: `size --json` (Size) and `plan --json` / plan.json (Plan).
+"""The public JSON objects as typed classes: `size --json` (Size) and `plan --json` / plan.json (Plan).
 
-Strict (extra="forbid"): a key the code adds without declaring it here fails every plan the tests build, so the
-published schema (`llm-deploy-wizard schema plan|size`) cannot drift from what is printed. Units are in the
-names: bytes, tokens, seconds (_s), milliseconds (_ms), USD per month (_usd_month). Imported only by the
-commands that print or check these objects (pydantic's import would cost `size --json` its speed).
+Every consumer of a plan — the report, the side panel, the starter repo's templates — reads these by attribute;
+the JSON is their dump (`to_json`). They are standard-library dataclasses, not pydantic models, for speed:
+building pydantic model classes costs ~5 ms each, which `plan --json` cannot afford on every run. Pydantic
+validates them and generates their JSON Schema through a TypeAdapter (`adapter`), imported only by the
+commands that publish or check a schema. Strict: `__pydantic_config__` forbids extra keys, so a plan.json with
+a key the schema lacks fails validation. Units are in the names: bytes, tokens, seconds (_s), milliseconds
+(_ms), USD per month (_usd_month). A field whose default is None is absent from the JSON while it is None
+("not applicable to this plan", e.g. `memory` of a managed-API plan); a field without a default is always present.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+
+class _Strict:
+    __slots__ = ()
+    # read by pydantic's TypeAdapter: unknown keys are errors; attribute docstrings become descriptions
+    __pydantic_config__ = {"extra": "forbid", "use_attribute_docstrings": True}
+    # fields stated only as positive figures when present (a saving is never negative): checked when an object
+    # is made, and published as exclusiveMinimum 0 in the JSON Schema
+    __positive__: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in self.__positive__:
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{type(self).__name__}.{name} must be > 0 when present, got {value!r}")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 # -- size --json
 
 
+@dataclass(slots=True, kw_only=True)
 class SizeModel(_Strict):
     id: str
     source: str
@@ -33,16 +51,20 @@ class SizeModel(_Strict):
     attention: str
 
 
+@dataclass(slots=True, kw_only=True)
 class SizeGpu(_Strict):
     id: str
-    memory_bytes: int = Field(description="memory as the driver / torch reports it")
+    memory_bytes: int
+    """memory as the driver / torch reports it"""
 
 
+@dataclass(slots=True, kw_only=True)
 class Parallel(_Strict):
     tp: int
     pp: int
 
 
+@dataclass(slots=True, kw_only=True)
 class SizeInputs(_Strict):
     weight_precision: str
     kv_cache_dtype: str
@@ -51,6 +73,7 @@ class SizeInputs(_Strict):
     gpu_memory_utilization: float
 
 
+@dataclass(slots=True, kw_only=True)
 class PerGpuBytes(_Strict):
     weights: int
     kv_cache: int
@@ -59,12 +82,14 @@ class PerGpuBytes(_Strict):
     total: int
 
 
+@dataclass(slots=True, kw_only=True)
 class SizePerformance(_Strict):
     ttft_ms: float
     tpot_ms: float
     output_tokens_per_s: float
 
 
+@dataclass(slots=True, kw_only=True)
 class Size(_Strict):
     """`size --json`: memory per GPU of one layout against the usable memory (§2)."""
 
@@ -77,15 +102,21 @@ class Size(_Strict):
     headroom_bytes: int
     fits: bool
     kv_bytes_per_token: int
-    kv_capacity_tokens: int = Field(description='what vLLM logs as "GPU KV cache size: N tokens"')
-    max_concurrency: float = Field(description="kv_capacity_tokens / context_tokens (vLLM's 'Maximum concurrency')")
-    notes: list[str] = []
+    kv_capacity_tokens: int
+    """what vLLM logs as "GPU KV cache size: N tokens\""""
+    max_concurrency: float
+    """kv_capacity_tokens / context_tokens (vLLM's 'Maximum concurrency')"""
+    notes: list[str] = field(default_factory=list)
     performance: SizePerformance | None = None
 
 
 # -- plan --json
 
+Form = Literal["cpu", "single_gpu", "single_node_multi_gpu", "multi_node", "managed_api"]
+Exposure = Literal["none", "gateway", "kubernetes", "managed_api"]  # §6: who runs it, whose staff cost it carries
 
+
+@dataclass(slots=True, kw_only=True)
 class Performance(_Strict):
     ttft_ms: float
     tpot_ms: float
@@ -95,6 +126,7 @@ class Performance(_Strict):
     kv_batch: int | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class GpuPriceJson(_Strict):
     usd_per_gpu_hour: float
     kind: str
@@ -104,6 +136,7 @@ class GpuPriceJson(_Strict):
     via: str = ""
 
 
+@dataclass(slots=True, kw_only=True)
 class ManagedPriceJson(_Strict):
     usd_per_mtok_input: float
     usd_per_mtok_output: float
@@ -113,12 +146,40 @@ class ManagedPriceJson(_Strict):
     model_key: str = ""
     via: str = ""
     basis: str = ""
-    estimated_from: list[str] = []
+    """listed (a dated catalog price), estimated (from the listed models of the nearest size) or given"""
+    estimated_from: list[str] = field(default_factory=list)
     note: str = ""
 
 
+@dataclass(slots=True, kw_only=True)
 class Cost(_Strict):
-    """§8: the bill, the idle share inside it, staff, and the managed API for the same volume."""
+    """§8 for a self-hosted plan: the bill, the idle share inside it, staff, and the managed API for the same volume."""
+
+    gpu_bill_usd_month: float | None
+    """None when the catalog has no price for the GPU (set gpu_hour_usd)"""
+    idle_usd_month: float | None
+    staff_usd_month: float
+    total_usd_month: float | None
+    usd_per_mtok: float | None
+    managed_usd_month: float | None
+    average_utilization: float | None
+    utilization_exact: float | None
+    """unrounded: bill × (1 − it) is the idle share shown"""
+    utilization_basis: str | None
+    break_even_daily_requests: int | None
+    capacity_daily_requests: int | None
+    break_even_beyond_capacity: bool | None
+    monthly_output_mtok: float | None
+    managed_staff_usd_month: float | None
+    managed_total_usd_month: float | None
+    gpu_price: GpuPriceJson | None = None
+    managed_price: ManagedPriceJson | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class ManagedCost(_Strict):
+    """§8 for a managed-API plan: the vendor's bill for the volume, the caller-side staff, and what self-hosting the
+    same load would cost instead."""
 
     gpu_bill_usd_month: float
     idle_usd_month: float
@@ -126,52 +187,52 @@ class Cost(_Strict):
     total_usd_month: float | None
     usd_per_mtok: float | None
     managed_usd_month: float | None
-    average_utilization: float | None = None
-    utilization_exact: float | None = None
-    utilization_basis: str | None = None
-    break_even_daily_requests: int | None = None
-    capacity_daily_requests: int | None = None
-    break_even_beyond_capacity: bool | None = None
-    monthly_output_mtok: float | None = None
-    managed_staff_usd_month: float | None = None
-    managed_total_usd_month: float | None = None
-    gpu_price: GpuPriceJson | None = None
     managed_price: ManagedPriceJson | None = None
     self_host_usd_month: float | None = None
     self_host_exposure: str | None = None
     self_host_layout: str | None = None
-    saving_usd_month: float | None = Field(default=None, gt=0)
-    managed_extra_usd_month: float | None = Field(default=None, gt=0)
+    saving_usd_month: float | None = None
+    """what the managed API saves against self-hosting the same load (> 0)"""
+    managed_extra_usd_month: float | None = None
+    """what the managed API costs more than self-hosting the same load (> 0)"""
+
+    __positive__ = ("saving_usd_month", "managed_extra_usd_month")
 
 
+@dataclass(slots=True, kw_only=True)
 class Stage(_Strict):
     name: str
     seconds: float
     basis: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ColdStart(_Strict):
     stages: list[Stage]
     total_s: float
 
 
+@dataclass(slots=True, kw_only=True)
 class Warning_(_Strict):
     id: str
     message: str
     section: str
 
 
+@dataclass(slots=True, kw_only=True)
 class Step(_Strict):
     node: str
     value: Any
     why: str
 
 
+@dataclass(slots=True, kw_only=True)
 class Alternative(_Strict):
     form: str
     why_not: str
 
 
+@dataclass(slots=True, kw_only=True)
 class QuantizedOption(_Strict):
     weight_precision: Literal["fp8"]
     gpu: str
@@ -179,15 +240,19 @@ class QuantizedOption(_Strict):
     pp: int
     replicas: int
     total_usd_month: float
-    saving_usd_month: float = Field(gt=0)
+    saving_usd_month: float
+    """the chosen plan's total minus this one's (> 0: only a cheaper option is offered)"""
     why: str
 
+    __positive__ = ("saving_usd_month",)
 
+
+@dataclass(slots=True, kw_only=True)
 class Plan(_Strict):
     """`plan --json` and every starter repo's plan.json: the form, the layout, its numbers and the reasons."""
 
-    form: Literal["cpu", "single_gpu", "single_node_multi_gpu", "multi_node", "managed_api"]
-    exposure: Literal["none", "gateway", "kubernetes", "managed_api"]
+    form: Form
+    exposure: Exposure
     title: str
     summary: str
     model: str
@@ -203,15 +268,67 @@ class Plan(_Strict):
     concurrency_per_replica: int | None = None
     memory: Size | None = None
     performance: Performance | None = None
-    cost: Cost | None = None
+    cost: Cost | ManagedCost | None = None
     cold_start: ColdStart | None = None
     quantized_option: QuantizedOption | None = None
     warnings: list[Warning_]
     path: list[Step]
     alternatives: list[Alternative]
+    ignored_answers: list[str] | None = None
+    """answers given whose questions this path never asks: not used, and said so"""
     sections: str
-    boundary: str | None = None
-    ignored_answers: list[str] = []
+    boundary: str | None
 
 
-SCHEMAS: dict[str, type[BaseModel]] = {"plan": Plan, "size": Size}
+SCHEMAS: dict[str, type] = {"plan": Plan, "size": Size}
+
+
+def to_json(obj: Any) -> Any:
+    """A contract object as plain JSON values, in field order; a field whose default is None is left out while
+    it is None (see the module docstring)."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        out = {}
+        for f in fields(obj):
+            value = getattr(obj, f.name)
+            if value is None and f.default is None and f.default_factory is MISSING:
+                continue
+            out[f.name] = to_json(value)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [to_json(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    return obj
+
+
+def adapter(name: str):
+    """The pydantic TypeAdapter of a published object ("plan" or "size"): its JSON Schema, or validation of a
+    dump read back (e.g. a plan.json a user edited). Imports pydantic: for the commands that need it only."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(SCHEMAS[name])
+
+
+def json_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema `llm-deploy-wizard schema plan|size` prints; savings are stated positive (exclusiveMinimum)."""
+    schema = adapter(name).json_schema()
+    for cls in _classes(SCHEMAS[name]):
+        where = schema if cls is SCHEMAS[name] else schema.get("$defs", {}).get(cls.__name__, {})
+        for key in getattr(cls, "__positive__", ()):
+            prop = where["properties"][key]
+            for branch in prop.get("anyOf", [prop]):
+                if branch.get("type") == "number":
+                    branch["exclusiveMinimum"] = 0
+    return schema
+
+
+def _classes(cls: type, seen: set[type] | None = None) -> set[type]:
+    """A contract class and every contract class its fields hold (their annotations name them)."""
+    seen = seen if seen is not None else set()
+    seen.add(cls)
+    for f in fields(cls):
+        for name in re.findall(r"[A-Za-z_]+", str(f.type)):
+            other = globals().get(name)
+            if isinstance(other, type) and is_dataclass(other) and other not in seen:
+                _classes(other, seen)
+    return seen

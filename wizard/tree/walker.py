@@ -1,7 +1,8 @@
 """Walk a tree: a pure function from the answers given so far to the path, the facts and where it stops.
 
 Questions take the supplied answer for their `var` (or, when `use_defaults`, the tree's default); compute
-nodes call `compute(node, env)` and merge the facts it returns; the first edge whose condition holds is
+nodes call `compute(node, env)`, merge the facts it returns and keep its detail (the typed result behind the
+facts, e.g. the chosen layout) by node id for the plan; the first edge whose condition holds is
 taken. Only answers of questions on the path are kept, so no default leaks from a question never asked.
 """
 
@@ -14,7 +15,7 @@ from wizard.errors import InputError
 from wizard.tree.schema import Compute, Question, Recommendation, Tree, describe, evaluate
 from wizard.tree.text import render
 
-ComputeFn = Callable[[Compute, dict[str, Any]], dict[str, Any]]
+ComputeFn = Callable[[Compute, dict[str, Any]], tuple[dict[str, Any], Any]]  # (facts, detail or None)
 
 
 class Step(NamedTuple):
@@ -31,6 +32,7 @@ class WalkState(NamedTuple):
     facts: dict[str, Any]
     current: str | None  # the question waiting for an answer, or None
     recommendation: str | None  # the leaf reached, or None
+    details: dict[str, Any] = {}  # compute node id → the typed result its function returned beside the facts
 
     @property
     def env(self) -> dict[str, Any]:
@@ -50,6 +52,7 @@ def walk(tree: Tree, supplied: Mapping[str, Any], compute: ComputeFn, *, use_def
     """Walk from the start as far as the supplied answers (and defaults, if allowed) reach."""
     answers: dict[str, Any] = {}
     facts: dict[str, Any] = {}
+    details: dict[str, Any] = {}
     path: list[Step] = []
     node_id = tree.start
     for _ in range(max_steps):
@@ -57,7 +60,7 @@ def walk(tree: Tree, supplied: Mapping[str, Any], compute: ComputeFn, *, use_def
         env = {**answers, **facts}
         if isinstance(node, Recommendation):
             path.append(Step(node_id, None, render(node.summary, env)))
-            return WalkState(tuple(path), answers, facts, None, node_id)
+            return WalkState(tuple(path), answers, facts, None, node_id, details)
         origin = ""
         if isinstance(node, Question):
             if node.var in supplied:
@@ -66,14 +69,16 @@ def walk(tree: Tree, supplied: Mapping[str, Any], compute: ComputeFn, *, use_def
                 value = node.default
                 origin = "tree default"
             else:
-                return WalkState(tuple(path), answers, facts, node_id, None)
+                return WalkState(tuple(path), answers, facts, node_id, None, details)
             if value is not None:
                 answers[node.var] = value
             env = {**answers, **facts}
         else:
             assert isinstance(node, Compute)
-            value = compute(node, env)
+            value, detail = compute(node, env)
             facts.update(value)
+            if detail is not None:
+                details[node_id] = detail
             env = {**answers, **facts}
         edge = next((e for e in node.next if evaluate(e.when, env)), None)
         if edge is None:

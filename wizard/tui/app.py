@@ -72,7 +72,7 @@ class WizardApp(App):
     def show_current(self) -> None:
         q = self.session.question
         screen = QuestionScreen(q, self.session.default_for(q), len(self.session.given) + 1) if q else SummaryScreen(
-            build_plan(self.session))
+            build_plan(self.session), self.session.answers)
         if self.screen_stack and len(self.screen_stack) > 1:
             self.switch_screen(screen)
         else:
@@ -95,12 +95,12 @@ class WizardApp(App):
 
     def model_found(self) -> str:
         """What the model resolved to: architecture, parameters, KV per token, source (issue #6)."""
-        spec = self.session.context.model_spec
+        spec = self.session.model_spec
         facts = self.session.state.facts
         if spec is None:
             return ""
         p = preview(self.session)
-        kv = (p or {}).get("memory", {}).get("kv_bytes_per_token")
+        kv = p.memory.kv_bytes_per_token if p is not None and p.memory is not None else None
         kv_text = f", KV {kv:,} B/token" if kv else ""
         return (f"{spec.id}: {spec.architecture} ({spec.attention}), {facts.get('params_b')} B parameters{kv_text}, "
                 f"from {spec.source}")

@@ -17,6 +17,7 @@ from wizard.tree.schema import Question
 from wizard.tui.side_panel import SidePanel
 
 if TYPE_CHECKING:
+    from wizard.specs.contracts import Plan
     from wizard.tui.app import WizardApp
 
 
@@ -128,18 +129,18 @@ class QuestionScreen(Screen):
 class SummaryScreen(Screen):
     """The plan: decision, numbers, warnings, alternatives and the path; then generate the starter repo."""
 
-    def __init__(self, plan: dict[str, Any]) -> None:
+    def __init__(self, plan: Plan, answers: dict[str, Any]) -> None:
         super().__init__()
         self.plan = plan
+        self.answers = answers
 
     def compose(self) -> ComposeResult:
-        from wizard.report import path_table, plan_renderables
+        from wizard.report import plan_renderables
 
         yield Header()
         with Horizontal(id="body"):
             with VerticalScroll(id="summary"):
-                yield Static(Group(*plan_renderables(self.plan, path=False)), id="plan")
-                yield Static(path_table(self.plan), id="path")
+                yield Static(Group(*plan_renderables(self.plan, self.answers)), id="plan")
             with Vertical(id="actions"):
                 yield Button("Generate starter repo", id="generate", variant="primary")
                 yield Button("← Back", id="back")

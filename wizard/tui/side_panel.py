@@ -58,9 +58,9 @@ def panel_text(lines: dict[str, Any]) -> Text:
     if perf:
         t.append(f"TPOT {perf['tpot_ms']:,.0f} ms, TTFT {perf['ttft_ms']:,.0f} ms\n")
     if lines.get("cost_usd_month") is not None:
-        t.append(f"Cost ${lines['cost_usd_month']:,.0f}/month (§8)\n")
-    if lines.get("managed_usd_month") is not None:
-        t.append(f"Managed API ${lines['managed_usd_month']:,.0f}/month\n", style="dim")
+        t.append(f"Cost {lines['cost_text']}/month (§8)\n")
+    if lines.get("managed_text"):
+        t.append(lines["managed_text"] + "\n", style="dim")
     if lines.get("cold_start_s") is not None:
         t.append(f"Cold start {lines['cold_start_s']:,.0f} s (§7)\n")
     if lines.get("warnings"):

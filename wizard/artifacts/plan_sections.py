@@ -1,0 +1,282 @@
+"""The plan as sections of figures — label, value, basis — built once for every place a plan is shown.
+
+rich renders them for `plan` and `ask` (wizard.report), textual shows the same renderables on the wizard's summary
+screen, and Jinja writes them into RATIONALE.md: a figure cannot read one way in the terminal and another in the
+repo. Values are formatted here, once (dollars, GiB, tokens); each section names the rule of the guide it applies.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from wizard.artifacts.context import autoscaled, on_cluster
+from wizard.specs.contracts import Cost, GpuPriceJson, ManagedCost, ManagedPriceJson, Plan
+
+GIB = 2**30
+HOURS_PER_MONTH = 730  # the GPU bill's hours (sizing/cost.py)
+# The computed facts a reviewer follows in the path (the rest are in plan.json and the sections).
+PATH_FACTS = ("params_b", "checkpoint_format", "fits_one_gpu", "fits_one_node", "layout_form", "gpu_id", "tp", "pp",
+              "replicas", "limited_by", "sixteen_bit_on_quantized")
+
+
+class Row(NamedTuple):
+    """One figure: what it is, its value as shown, and where it comes from (formula, inputs, source)."""
+
+    label: str
+    value: str
+    basis: str = ""
+    strong: bool = False  # a result the other rows add up to (a total): shown in bold
+
+
+class Section(NamedTuple):
+    """A part of the plan: its title and rule, one sentence with its key figures, the rows behind it, caveats."""
+
+    key: str  # layout, memory, throughput, cost, cold_start, warnings, alternatives, ignored, path
+    title: str
+    rule: str  # the guide's sections it applies ("§2"), "" when none
+    headline: str
+    rows: tuple[Row, ...] = ()
+    notes: tuple[str, ...] = ()
+    columns: tuple[str, str, str] = ("part", "value", "from")  # headings of label, value, basis
+    listed: bool = False  # read as a list of statements (warnings, what was ruled out), not a table of figures
+    figures: bool = True  # the values are figures (aligned right); False for text (the path's answers)
+
+
+def usd(x: float | None) -> str:
+    """Dollars a month as every plan text shows them: whole dollars, cents below one dollar ("—" when unknown)."""
+    if x is None:
+        return "—"
+    return f"${x:,.2f}" if 0 < abs(x) < 1 else f"${x:,.0f}"
+
+
+def gib(n: float) -> str:
+    return f"{n / GIB:,.2f} GiB"
+
+
+def num(n: float) -> str:
+    return f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"
+
+
+def fit_facts(plan: Plan) -> dict[str, Any]:
+    """The facts the layout search computed on the path (empty on a road without one)."""
+    return next((s.value for s in plan.path if isinstance(s.value, dict) and "forced_replicas" in s.value), {})
+
+
+def plan_sections(plan: Plan, answers: dict[str, Any]) -> list[Section]:
+    """Every section that applies to this plan (with the answers behind it), in the order they are read."""
+    out = [layout_section(plan, answers), memory_section(plan), throughput_section(plan), cost_section(plan),
+           cold_start_section(plan), warnings_section(plan), alternatives_section(plan), ignored_section(plan),
+           path_section(plan)]
+    return [s for s in out if s is not None]
+
+
+def layout_section(plan: Plan, answers: dict[str, Any]) -> Section | None:
+    if not plan.gpu:
+        return None
+    facts = fit_facts(plan)
+    perf = plan.performance
+    batch = perf.max_batch if perf else plan.concurrency_per_replica
+    online = plan.exposure != "none"
+    spare = " + 1 spare (one replica is an outage at every restart, §10)" if online else ""
+    if answers.get("replicas"):
+        replicas_basis = f"as asked (the rule is ceil(peak / {batch}){' + 1 spare' if online else ''}, §5, §10)"
+    else:
+        replicas_basis = f"ceil(peak / {batch}){spare}"
+    rows = [
+        Row("GPU", str(plan.gpu), "the cheapest card of the simplest form that carries the load (§1)"
+            if answers.get("gpu", "auto") == "auto" else "as asked (gpu)"),
+        Row("parallelism", f"TP {plan.tp} × PP {plan.pp}",
+            f"{plan.gpus_per_replica} GPU(s) per replica on {plan.nodes_per_replica} node(s): TP inside a node, "
+            "PP across nodes (§3)"),
+        Row("sequences per replica", str(plan.concurrency_per_replica),
+            "the largest batch that fits the KV cache and meets the P99 targets (§5)"),
+        Row("replicas", str(plan.replicas), replicas_basis),
+    ]
+    if autoscaled(plan, answers):
+        rows.append(Row("kept warm", str(plan.min_replicas), "the autoscaler's minimum: the spare + 1 (§7, §10)"))
+    elif plan.replicas > 1:
+        if not online:
+            why = "an offline job uses every replica it has"
+        elif not on_cluster(plan, answers) or plan.form == "multi_node":
+            why = "no autoscaler for this exposure" if plan.form != "multi_node" else "a multi-node group is not autoscaled"
+        elif facts.get("cold_start_exceeds_ramp"):
+            why = "a new replica takes longer than the traffic ramp (§7, §10)"
+        else:
+            why = "the peak plus its spare needs every one of them (§10)"
+        rows.append(Row("kept warm", f"all {plan.replicas}", why))
+    rows.append(Row("GPUs in total", str(plan.gpus_total), f"{plan.replicas} × {plan.gpus_per_replica}"))
+    headline = (f"{plan.gpu} × TP {plan.tp} × PP {plan.pp} = {plan.gpus_per_replica} GPU(s) per replica on "
+                f"{plan.nodes_per_replica} node(s); {plan.replicas} replica(s) = {plan.gpus_total} GPU(s), "
+                f"{plan.concurrency_per_replica} sequences per replica")
+    return Section("layout", "Layout", "§1, §3, §5", headline, tuple(rows))
+
+
+def memory_section(plan: Plan) -> Section | None:
+    m = plan.memory
+    if m is None:
+        return None
+    b, i, mod = m.per_gpu_bytes, m.inputs, m.model
+    share = (f"its share of {mod.layers} layers" + (f" over PP {m.parallel.pp}" if m.parallel.pp > 1 else "")
+             + f" and of {mod.kv_heads} KV heads" + (f" over TP {m.parallel.tp}" if m.parallel.tp > 1 else "")
+             + f", head_dim {mod.head_dim}, {mod.attention}")
+    encoder = any(n.startswith("image encoder profile") for n in m.notes)
+    rows = (
+        Row("weights", gib(b.weights), f"{mod.params_total:,} parameters at {i.weight_precision}, split TP "
+            f"{m.parallel.tp} × PP {m.parallel.pp} (the heaviest stage)"),
+        Row("KV cache", gib(b.kv_cache), f"{i.concurrency} sequences × {i.context_tokens:,} tokens × "
+            f"{m.kv_bytes_per_token:,} B/token on this GPU ({share})"),
+        Row("activations", gib(b.activations), "vLLM's profile peak (the forward pass over the token budget, or the "
+            "sampler" + (", or the image encoder over dummy images: see the notes" if encoder else "") + ")"),
+        Row("reserve", gib(b.reserve), "CUDA context, NCCL buffers, CUDA graph pool"),
+        Row("total", gib(b.total), "weights + KV cache + activations + reserve", strong=True),
+        Row("usable", gib(m.usable_bytes), f"{gib(m.gpu.memory_bytes)} reported × {i.gpu_memory_utilization}"),
+        Row("headroom", gib(m.headroom_bytes), "usable − total: " + ("fits" if m.fits else "does NOT fit")),
+        Row("KV capacity", f"{m.kv_capacity_tokens:,} tokens",
+            f"vLLM's \"GPU KV cache size\" per GPU: {m.max_concurrency}× the {i.context_tokens:,}-token context"),
+    )
+    headline = (f"weights {gib(b.weights)} + KV {gib(b.kv_cache)} + activations {gib(b.activations)} + reserve "
+                f"{gib(b.reserve)} = {gib(b.total)} of {gib(m.usable_bytes)} usable: "
+                + ("fits" if m.fits else "does not fit"))
+    return Section("memory", "Memory per GPU", "§2", headline, rows, tuple(m.notes))
+
+
+def throughput_section(plan: Plan) -> Section | None:
+    p = plan.performance
+    if p is None:
+        return None
+    rows = [
+        Row("TTFT", f"{p.ttft_ms:,.0f} ms", f"one prefill step of a typical prompt at {p.max_batch} sequences"),
+        Row("TPOT", f"{p.tpot_ms:,.1f} ms", "a decode step: weights and KV read once per step, plus compute"),
+        Row("output tokens/s", f"{p.tokens_per_s_per_replica:,.0f}", f"per replica at {p.max_batch} sequences"),
+        Row("batch", f"{p.max_batch} sequences", f"limited by {p.limited_by}"
+            + (f"; the KV cache alone admits {p.kv_batch}" if p.kv_batch is not None else "")),
+    ]
+    headline = (f"TTFT {p.ttft_ms:,.0f} ms, TPOT {p.tpot_ms:,.1f} ms at {p.max_batch} sequences (limited by "
+                f"{p.limited_by}), {p.tokens_per_s_per_replica:,.0f} output tokens/s per replica (roofline of mixed "
+                "decode/prefill steps, calibrated on published vLLM benchmarks)")
+    return Section("throughput", "Throughput and replicas", "§5, §9 Q2–Q3", headline, tuple(rows))
+
+
+def price_basis(p: GpuPriceJson | ManagedPriceJson) -> str:
+    """Where a dated price comes from: provider, date, and the aggregator or mirror it was read through."""
+    via = f"; read via {p.via}" if p.via else ""
+    return f"{p.provider or 'no provider'}, {p.date or 'undated'}{via}"
+
+
+def managed_price_text(p: ManagedPriceJson) -> str:
+    """The managed price with its basis: listed, estimated from named models, or given in the answers."""
+    figure = f"${p.usd_per_mtok_input:g} / ${p.usd_per_mtok_output:g} per million input / output tokens"
+    if p.basis == "given":
+        return f"{figure}: given (managed_usd_per_mtok)"
+    if p.basis == "estimated":
+        return (f"{figure}, estimated from {', '.join(p.estimated_from)}: no listed price for this model; {p.note} "
+                f"({p.date}; read via {p.via}) — set managed_usd_per_mtok to use a quoted price")
+    return f"{figure} ({price_basis(p)}) — a dated snapshot, re-check"
+
+
+def cost_section(plan: Plan) -> Section | None:
+    """§8: the monthly total and its parts, the prices behind them, and the comparisons. Every figure is the plan's
+    own (cost.*, quantized_option): the alternatives and warnings quote the same numbers."""
+    c = plan.cost
+    if c is None:
+        return None
+    rows: list[Row] = []
+    managed_plan = isinstance(c, ManagedCost)
+    if isinstance(c, ManagedCost):
+        headline = f"managed API bill {usd(c.managed_usd_month)} + staff {usd(c.staff_usd_month)} = {usd(c.total_usd_month)}"
+        if c.managed_usd_month is None:
+            headline += " (no daily volume to price the bill at: give daily_requests)"
+    else:
+        headline = (f"GPU bill {usd(c.gpu_bill_usd_month)} (idle share {usd(c.idle_usd_month)}) + staff "
+                    f"{usd(c.staff_usd_month)} = {usd(c.total_usd_month)}")
+        price = c.gpu_price
+        rows.append(Row("GPU bill", usd(c.gpu_bill_usd_month),
+                        f"${price.usd_per_gpu_hour}/GPU-hour ({price.kind}, {price_basis(price)}) × {plan.gpus_total} "
+                        f"GPUs × {HOURS_PER_MONTH} h" if price else "no price for this GPU in the catalog: set gpu_hour_usd"))
+        utilization = (f"{c.utilization_exact:.4f}" if c.utilization_exact is not None else "unknown")
+        rows.append(Row("of which idle", usd(c.idle_usd_month), f"bill × (1 − utilization {utilization}"
+                        + (f", from {c.utilization_basis}" if c.utilization_basis else "") + ") — already inside the bill"))
+    if c.usd_per_mtok is not None:
+        headline += f"; ${c.usd_per_mtok:,.2f} per million output tokens"
+    if isinstance(c, ManagedCost):
+        rows.append(Row("managed API bill", usd(c.managed_usd_month),
+                        managed_price_text(c.managed_price) if c.managed_price else "no managed price for this model"))
+    rows.append(Row("operations staff", usd(c.staff_usd_month),
+                    f"by exposure {plan.exposure} (an assumption: set staff_usd_month)"))
+    rows.append(Row("total", usd(c.total_usd_month), ("managed bill + staff" if managed_plan else "bill + staff")
+                    + (f"; ${c.usd_per_mtok:,.2f} per million output tokens" if c.usd_per_mtok is not None else ""),
+                    strong=True))
+    if isinstance(c, Cost) and c.managed_usd_month is not None and c.managed_price is not None:
+        rows.append(Row("managed API, same volume", usd(c.managed_usd_month), managed_price_text(c.managed_price)))
+        if c.managed_total_usd_month is not None:
+            if c.break_even_daily_requests is not None:
+                tail = f"; self-hosting breaks even above {c.break_even_daily_requests:,} requests/day"
+            elif c.break_even_beyond_capacity and c.capacity_daily_requests is not None:
+                tail = (f"; these replicas carry at most {c.capacity_daily_requests:,} requests/day, too few to beat "
+                        "that price: more replicas would cost more too")
+            else:
+                tail = ""
+            rows.append(Row("managed API with its staff", usd(c.managed_total_usd_month),
+                            f"managed bill + caller-side staff {usd(c.managed_staff_usd_month)} (exposure managed_api)"
+                            + tail))
+    if isinstance(c, ManagedCost) and c.self_host_usd_month is not None:
+        rows.append(Row("self-hosting instead", usd(c.self_host_usd_month), _self_hosting(c)))
+    q = plan.quantized_option
+    if q is not None:
+        rows.append(Row("quantized option", usd(q.total_usd_month),
+                        f"fp8 weights on {q.replicas} × TP {q.tp} × {q.gpu} would cost {usd(q.total_usd_month)}/month, "
+                        f"saving {usd(q.saving_usd_month)} — check quality first (§9 Q5)"))
+    return Section("cost", "Cost per month", "§8", headline, tuple(rows),
+                   ("Prices are dated snapshots, not live: re-check them before you commit money.",))
+
+
+def _self_hosting(c: ManagedCost) -> str:
+    head = (f"{c.self_host_layout}, GPU bill + operations staff (exposure {c.self_host_exposure}): ")
+    if c.saving_usd_month is not None:
+        return head + f"the managed API saves {usd(c.saving_usd_month)}/month"
+    if c.managed_extra_usd_month is not None:
+        return head + f"{usd(c.managed_extra_usd_month)}/month less than the managed API, the price of not running GPUs (§6)"
+    if c.total_usd_month is not None:
+        return head + "the same as the managed API"
+    return head + "the managed bill is unknown without a daily volume"
+
+
+def cold_start_section(plan: Plan) -> Section | None:
+    s = plan.cold_start
+    if s is None:
+        return None
+    rows = tuple(Row(st.name, f"{st.seconds:,.0f} s", st.basis) for st in s.stages) + (
+        Row("total", f"{s.total_s:,.0f} s", "the stages one after another", strong=True),)
+    headline = f"{s.total_s:,.0f} s per new replica — " + ", ".join(f"{st.name} {st.seconds:,.0f} s" for st in s.stages)
+    return Section("cold_start", "Cold start", "§7", headline, rows)
+
+
+def warnings_section(plan: Plan) -> Section:
+    rows = tuple(Row(w.id, w.message, w.section) for w in plan.warnings)
+    return Section("warnings", "Warnings", "", f"{len(rows)} warning(s)" if rows else "none", rows, listed=True)
+
+
+def alternatives_section(plan: Plan) -> Section:
+    rows = tuple(Row(a.form, a.why_not) for a in plan.alternatives)
+    return Section("alternatives", "Ruled out", "", ", ".join(a.form for a in plan.alternatives) or "nothing", rows,
+                   listed=True)
+
+
+def ignored_section(plan: Plan) -> Section | None:
+    if not plan.ignored_answers:
+        return None
+    return Section("ignored", "Not used", "", ", ".join(plan.ignored_answers) + " — their questions are not on this "
+                   "path (e.g. the budget amount is asked only for a fixed budget)")
+
+
+def path_value(value: Any) -> str:
+    """A step's value as shown: an answer, the leaf's form, or the key computed facts of a compute node."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items() if k in PATH_FACTS)
+    return "" if value is None else str(value)
+
+
+def path_section(plan: Plan) -> Section:
+    rows = tuple(Row(s.node, path_value(s.value), s.why) for s in plan.path)
+    return Section("path", "The path through the tree", "", f"{len(rows)} steps, each naming its rule", rows,
+                   columns=("step", "value", "why"), figures=False)
