@@ -24,6 +24,14 @@ def screen_snapshot(snapshot):
     return snapshot.use_extension(WalkthroughSVG)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """Validated trees are cached in a folder of this test session, never the developer's ~/.cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WIZARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_user_state(tmp_path_factory, monkeypatch):
     """Answers autosave goes to a temporary state folder, never the developer's own."""

@@ -231,9 +231,9 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
     tree = load_tree(Path(args.tree) if args.tree else None)
     if args.action == "schema":
-        from wizard.tree.schema import Tree
+        from wizard.tree.loader import tree_json_schema
 
-        print(json.dumps(Tree.model_json_schema(by_alias=True), indent=2))
+        print(json.dumps(tree_json_schema(), indent=2))
         return EXIT_OK
     from wizard.session.answers import accepted_values
     from wizard.session.computes import FUNCTIONS

@@ -135,24 +135,33 @@ def parse_yaml(text: str, field: str, where: str) -> Any:
         raise InputError(field, where, f"has a value YAML cannot build ({reason})") from None
 
 
-def read_yaml(path: Path, field: str) -> Any:
+def read_bytes(path: Path, field: str) -> bytes:
+    """A small file's bytes (a YAML file, capped); every failure one InputError naming `field` and the path."""
     from wizard.capped_read import TooBig, read_capped
 
     try:
         if path.is_dir():
             raise InputError(field, str(path), "is a folder; expected a YAML file")
-        raw = read_capped(path, MAX_BYTES)  # a FIFO or /dev/zero must not hang or fill memory
+        return read_capped(path, MAX_BYTES)  # a FIFO or /dev/zero must not hang or fill memory
     except TooBig:
         raise InputError(field, str(path), f"is larger than {MAX_BYTES // 2**20} MiB; expected a small YAML file") from None
     except OSError as e:
         raise InputError(field, str(path), f"could not be read ({e.strerror or type(e).__name__})") from None
     except ValueError:  # a NUL byte in the path
         raise InputError(field, repr(str(path)), "expected a file path") from None
+
+
+def parse_yaml_bytes(raw: bytes, field: str, where: str) -> Any:
+    """UTF-8 YAML bytes → Python values (parse_yaml), refusing other encodings in one line."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(field, str(path), "is not UTF-8 text") from None
-    return parse_yaml(text, field, str(path))
+        raise InputError(field, where, "is not UTF-8 text") from None
+    return parse_yaml(text, field, where)
+
+
+def read_yaml(path: Path, field: str) -> Any:
+    return parse_yaml_bytes(read_bytes(path, field), field, str(path))
 
 
 StrictSafeLoader.add_constructor("tag:yaml.org,2002:int", StrictSafeLoader.construct_yaml_int)

@@ -1,4 +1,8 @@
-"""Load a tree file: YAML → strict schema → referential integrity (every goto exists, compared values exist)."""
+"""Load a tree file: YAML → strict schema → referential integrity (every goto exists, compared values exist).
+
+Pydantic validates through TypeAdapters over the schema's dataclasses, built on first use; a tree that passed is
+cached by its bytes (tree/cache.py), so a warm start imports no pydantic at all.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,12 @@ from pathlib import Path
 
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from wizard.errors import InputError
-from wizard.yaml_file import read_yaml
+from wizard.tree import cache
 from wizard.tree.schema import RULE_FIELDS, AnswerRule, Compute, ExposureMap, Question, Recommendation, Tree, compares
+from wizard.yaml_file import parse_yaml_bytes, read_bytes
+
+NODE_KINDS = ("question", "compute", "recommendation")  # the tags in a validation error's location
 
 PACKAGE_TREES = Path(__file__).resolve().parent.parent / "trees"  # inside the wheel (force-included)
 SOURCE_TREES = Path(__file__).resolve().parent.parent.parent / "trees"  # a source checkout / editable install
@@ -32,16 +37,44 @@ def bundled_tree() -> Tree:
 
 
 def load_tree(path: Path | None = None) -> Tree:
-    """Parse and check a tree file; every problem is one InputError naming the node or key."""
+    """Parse and check a tree file (or take it from the cache of checked trees); every problem is one InputError
+    naming the node or key."""
     path = path or default_tree_path()
-    raw = read_yaml(path, "tree")
+    data = read_bytes(path, "tree")
+    key = cache.key_for(data)
+    tree = cache.load(key)
+    if tree is None:
+        tree = validate_tree(parse_yaml_bytes(data, "tree", str(path)), path.name)
+        cache.store(key, tree)
+    return tree
+
+
+def adapter(cls: Any) -> Any:
+    """pydantic's TypeAdapter of a schema type (imports pydantic: validation and JSON Schema only)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(cls)
+
+
+def tree_json_schema() -> dict[str, Any]:
+    """The published JSON Schema of a tree file (trees/deployment.schema.json), keys as written (`not`)."""
+    return adapter(Tree).json_schema(by_alias=True)
+
+
+def validate_tree(raw: Any, name: str) -> Tree:
+    """A tree file's data → a checked Tree; every problem is one InputError naming the node or key."""
+    from pydantic import ValidationError
+
     try:
-        tree = Tree.model_validate(with_answer_rules(raw, path.name))
+        tree = adapter(Tree).validate_python(with_answer_rules(raw, name))
     except ValidationError as e:
         err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("Question", "Compute", "Recommendation", "function-")))
-        raise InputError(f"{path.name}: {where}", err.get("input", ""), err["msg"]) from None
-    check_integrity(tree, path.name)
+        loc = list(err["loc"])
+        if len(loc) > 2 and loc[0] == "nodes" and loc[2] in NODE_KINDS:
+            del loc[2]  # the discriminator's tag: the node's own `kind` says it
+        where = ".".join(str(p) for p in loc if not str(p).startswith("function-"))
+        raise InputError(f"{name}: {where}", err.get("input", ""), err["msg"]) from None
+    check_integrity(tree, name)
     return tree
 
 
@@ -50,8 +83,10 @@ def with_answer_rules(raw: Any, name: str) -> Any:
     one place they are written; a node that restates one, or asks a key `answers:` lacks, is refused."""
     if not isinstance(raw, dict) or not isinstance(raw.get("answers"), dict) or not isinstance(raw.get("nodes"), dict):
         return raw  # the schema names what is missing
+    from pydantic import ValidationError
+
     try:
-        rules = TypeAdapter(dict[str, AnswerRule]).validate_python(raw["answers"])
+        rules = adapter(dict[str, AnswerRule]).validate_python(raw["answers"])
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err["loc"])

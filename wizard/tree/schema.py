@@ -1,77 +1,102 @@
-"""The decision tree's schema: strict pydantic models, so a typo in a key is an error at load.
+"""The decision tree's schema: strict typed nodes, so a typo in a key is an error at load.
 
 A tree is data (trees/deployment.yaml): question, compute and recommendation nodes joined by ordered edges
-whose conditions are structured ({var, op, value} composed with all / any / not), never code. The same
-models generate the published JSON Schema (`llm-deploy-wizard tree schema`).
+whose conditions are structured ({var, op, value} composed with all / any / not), never code. The nodes are
+frozen standard-library dataclasses: pydantic validates a tree file into them through a TypeAdapter (the
+loader), and generates the published JSON Schema (`llm-deploy-wizard tree schema`), but the classes themselves
+cost no pydantic import — a validated tree is cached (tree/cache.py), so `plan` reads it without building a
+single pydantic schema. Pydantic reads each field's `metadata` (alias, min_length, description) and
+`__pydantic_config__` (unknown keys are errors).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union
-
-from pydantic import BaseModel, ConfigDict, Field
-
-STRICT = ConfigDict(extra="forbid", frozen=True)
 
 Op = Literal["eq", "ne", "lt", "le", "gt", "ge", "in"]
 Scalar = Union[bool, int, float, str, None]
+Form = Literal["cpu", "single_gpu", "single_node_multi_gpu", "multi_node", "managed_api"]
+ExposureName = Literal["none", "gateway", "kubernetes", "managed_api"]
 
 
-class Compare(BaseModel):
+class _Strict:
+    __slots__ = ()
+    __pydantic_config__ = {"extra": "forbid"}
+
+
+class _Tagged:
+    """Annotated marker: a union told apart by one key (pydantic's discriminated union: one clear error for the
+    member the key names, instead of one per member). Imports pydantic only when a schema is built."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic import Discriminator
+
+        return handler.generate_schema(Annotated[source, Discriminator(self.key)])
+
+
+def _edges() -> Any:
+    return field(metadata={"min_length": 1})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compare(_Strict):
     """`var op value`: the variable is an answer or a fact computed earlier on the path."""
 
-    model_config = STRICT
     var: str
     op: Op
     value: Union[Scalar, list[Scalar]]
 
 
-class All(BaseModel):
-    model_config = STRICT
-    all: list[Condition] = Field(min_length=1)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class All(_Strict):
+    all: list[Condition] = field(metadata={"min_length": 1})
 
 
-class Any_(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-    any: list[Condition] = Field(min_length=1)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Any_(_Strict):
+    any: list[Condition] = field(metadata={"min_length": 1})
 
 
-class Not(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-    not_: Condition = Field(alias="not")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Not(_Strict):
+    not_: Condition = field(metadata={"alias": "not"})
 
 
 Condition = Union[Compare, All, Any_, Not]
 
 
-class Edge(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Edge(_Strict):
     """Go to `goto` when `when` holds; an edge without `when` is the catch-all and must come last."""
 
-    model_config = STRICT
     when: Condition | None = None
     goto: str
     why: str = ""  # Jinja2 text over answers and facts, shown in the plan's path
 
 
-class Choice(BaseModel):
-    model_config = STRICT
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Choice(_Strict):
     value: Union[str, bool, int]
     label: str
     help: str = ""
 
 
-class AnswerRule(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerRule(_Strict):
     """The one definition of an answers-file key: its type, bounds, choices and default (the tree's `answers:`).
 
     Question nodes ask for a key and get these fields filled in by the loader; every reader of answers (the
     answers file, `--set`, the session file, `ask`, the full-screen wizard) validates through them."""
 
-    model_config = STRICT
     type: Literal["choice", "number", "bool", "text", "mapping"]
     describe: str  # the meaning, with its unit and §: shown in docs and the JSON Schema
     default: Union[Scalar, list[Scalar]] = None
     optional: bool = False  # may be absent (a question may then be left empty)
-    choices: list[Choice] = []
+    choices: list[Choice] = field(default_factory=list)
     choices_from: Literal["gpu_catalog", "model_catalog"] | None = None  # choices filled from a catalog
     minimum: float | None = None
     maximum: float | None = None
@@ -79,17 +104,17 @@ class AnswerRule(BaseModel):
     integer: bool = True  # numbers: whole numbers unless false
     max_length: int | None = None  # text: at most this many characters
     name_rule: Literal["app_name", "namespace", "served_model_name"] | None = None  # text: a Kubernetes name rule
-    fields: dict[str, AnswerRule] = {}  # mappings: the rule of each key inside
+    fields: dict[str, AnswerRule] = field(default_factory=dict)  # mappings: the rule of each key inside
 
 
 # What a question node takes from its key's rule (the loader fills them; a node restating one is an error).
 RULE_FIELDS = ("type", "optional", "choices", "choices_from", "minimum", "maximum", "integer")
 
 
-class Question(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Question(_Strict):
     """Asks for one answers-file key (`var`). `section` names the DOMAIN.md rule the help quotes."""
 
-    model_config = STRICT
     kind: Literal["question"]
     var: str
     type: Literal["choice", "number", "bool", "text"]
@@ -97,21 +122,21 @@ class Question(BaseModel):
     help: str
     section: str
     default: Union[Scalar, list[Scalar]] = None
-    choices: list[Choice] = []
+    choices: list[Choice] = field(default_factory=list)
     choices_from: Literal["gpu_catalog", "model_catalog"] | None = None  # choices filled from a catalog
     minimum: float | None = None
     maximum: float | None = None
     integer: bool = True  # number questions: whole numbers unless false
     optional: bool = False  # may be left empty (then the key is absent from the answers)
-    next: list[Edge] = Field(min_length=1)
+    next: list[Edge] = _edges()
 
 
-class Output(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Output(_Strict):
     """A fact a compute node stores; its type lets lint probe branches without computing."""
 
-    model_config = STRICT
     type: Literal["bool", "number", "choice", "text"]
-    choices: list[str] = []
+    choices: list[str] = field(default_factory=list)
     describe: str = ""
 
 
@@ -135,83 +160,76 @@ def output_problems(outputs: dict[str, Output], result: dict[str, Any]) -> list[
     return problems
 
 
-class Compute(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compute(_Strict):
     """Calls a named function of the session's registry (which calls the sizing core) and stores facts."""
 
-    model_config = STRICT
     kind: Literal["compute"]
     function: str
     title: str
     section: str
     outputs: dict[str, Output]
-    next: list[Edge] = Field(min_length=1)
+    next: list[Edge] = _edges()
 
 
-class ExposureMap(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExposureMap(_Strict):
     """Exposure looked up from an answer (DOMAIN §6: exposure follows operations capability)."""
 
-    model_config = STRICT
     var: str
-    map: dict[str, Literal["none", "gateway", "kubernetes", "managed_api"]]
+    map: dict[str, ExposureName]
 
 
-Form = Literal["cpu", "single_gpu", "single_node_multi_gpu", "multi_node", "managed_api"]
-
-
-class Recommendation(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recommendation(_Strict):
     """A leaf: the deployment form, how it is exposed, what the starter repo contains, and why."""
 
-    model_config = STRICT
     kind: Literal["recommendation"]
     form: Form
-    exposure: Union[Literal["none", "gateway", "kubernetes", "managed_api"], ExposureMap]
+    exposure: Union[ExposureName, ExposureMap]
     title: str
     summary: str  # Jinja2 text over answers and facts
     section: str
-    generate: list[Literal["launch", "multinode", "batch", "k8s", "client"]] = []
+    generate: list[Literal["launch", "multinode", "batch", "k8s", "client"]] = field(default_factory=list)
     boundary: str = ""  # the DOMAIN §12 boundary case this leaf serves, if any
 
 
-Node = Annotated[Union[Question, Compute, Recommendation], Field(discriminator="kind")]
+Node = Annotated[Union[Question, Compute, Recommendation], _Tagged("kind")]
 
 
-class WarningRule(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WarningRule(_Strict):
     """A warning attached to the plan when `when` holds over answers and facts (DOMAIN §10 misconceptions)."""
 
-    model_config = STRICT
     id: str
     when: Condition
     message: str  # Jinja2 text
     section: str
 
 
-class WhyNot(BaseModel):
-    model_config = STRICT
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WhyNot(_Strict):
     when: Condition | None = None
     why: str  # Jinja2 text
 
 
-class Alternative(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alternative(_Strict):
     """Why a form was not chosen: the first matching reason (the last may be a catch-all)."""
 
-    model_config = STRICT
     form: Form
-    reasons: list[WhyNot] = Field(min_length=1)
+    reasons: list[WhyNot] = field(metadata={"min_length": 1})
 
 
-class Tree(BaseModel):
-    model_config = STRICT
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tree(_Strict):
     version: Literal[1]
     title: str
     start: str
     answers: dict[str, AnswerRule]
     nodes: dict[str, Node]
-    warnings: list[WarningRule] = []
-    alternatives: list[Alternative] = []
-
-
-for _model in (All, Any_, Not, Edge, WarningRule, WhyNot, AnswerRule):
-    _model.model_rebuild()
+    warnings: list[WarningRule] = field(default_factory=list)
+    alternatives: list[Alternative] = field(default_factory=list)
 
 
 def condition_vars(c: Any) -> set[str]:
