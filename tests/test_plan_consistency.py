@@ -316,3 +316,30 @@ def test_every_plan_validates_against_the_published_plan_schema(name):
     p = plan(name)[0]
     adapter("plan").validate_python(p)
     jsonschema.validate(p, json_schema("plan"))
+
+
+# ------------------------------------------------------------------------------------------------ one presenter
+@pytest.mark.parametrize("name", ALL)
+def test_the_terminal_and_rationale_show_every_figure_of_the_plan_sections(name):
+    """One presenter (issue #11): each figure of plan_sections — value and basis — is printed by `plan` and written
+    in RATIONALE.md as the same text; neither keeps a list of facts of its own."""
+    from wizard.artifacts.plan_sections import plan_sections
+    from wizard.artifacts.render import md_text
+
+    session = run_answers(answers_for(name))
+    typed = build_plan(session)
+    _, text, rationale = plan(name)
+    flat = " ".join(text.split())
+    sections = plan_sections(typed, session.answers)
+    assert {s.key for s in sections} >= {"warnings", "alternatives", "path"}
+    for s in sections:
+        assert s.title in flat and s.title in rationale, s.title
+        for row in s.rows:
+            for part in (row.value, row.basis):
+                assert " ".join(part.split()) in flat, (s.key, part)
+                assert md_text(part) in rationale, (s.key, part)
+    # and the figures are the plan's own: the cost section's total is the headline total
+    cost = next((s for s in sections if s.key == "cost"), None)
+    if cost is not None and typed.cost.total_usd_month is not None:
+        total = next(r for r in cost.rows if r.label == "total")
+        assert total.strong and total.value == usd(typed.cost.total_usd_month) or typed.cost.total_usd_month < 1
