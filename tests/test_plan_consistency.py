@@ -172,7 +172,7 @@ def test_data_residency_headline_and_alternative_agree():
     p, text, _ = plan("data_residency")
     assert p["cost"]["total_usd_month"] == pytest.approx(2 * 1.4 * 730 + 7500, abs=0.01)
     tp = next(a for a in p["alternatives"] if a["form"] == "single_node_multi_gpu")["why_not"]
-    assert "would cost $11,588/month against $9,544" in tp
+    assert "would cost $11,588/month on 4 GPUs against $9,544 on 2" in tp
 
 
 # -------------------------------------------------------------------------------------------------- budget

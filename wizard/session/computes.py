@@ -19,7 +19,8 @@ from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
 from wizard.sizing.performance import Workload
 from wizard.sizing.policy import (
-    CPU_MAX_CONCURRENCY, CPU_MAX_PARAMS, DEFAULT_OUTPUT_TOKENS, NAME_TOLERANCE, RAMP_SECONDS, TINY_PARAMS,
+    AVERAGE_MARGIN, CPU_MAX_CONCURRENCY, CPU_MAX_PARAMS, DEFAULT_OUTPUT_TOKENS, NAME_TOLERANCE, PEAK_TO_AVERAGE, RAMP_SECONDS,
+    TINY_PARAMS,
 )
 from wizard.sizing.replicas import Targets, peak_sequences
 from wizard.sizing.params import count_params
@@ -50,7 +51,7 @@ class Fit(NamedTuple):
     load: Load
     cold_start: ColdStart
     fp8_option: Candidate | None  # a cheaper plan at fp8 weights, reported beside the chosen one
-    average_sequences: float  # sequences in flight on average, from the daily volume (Little's law)
+    average_sequences: float  # sequences in flight on average: the daily volume × the predicted request time
 
 
 class Search(NamedTuple):
@@ -60,7 +61,6 @@ class Search(NamedTuple):
     everything: list[Candidate]  # every layout searched
     load: Load
     base: SizeInputs
-    average_sequences: float
 
 
 class Context:
@@ -146,6 +146,7 @@ def model_facts(env: dict[str, Any], ctx: Context) -> Computed:
         "param_guess_text": guess_text,
         "tiny_model": params.total <= TINY_PARAMS,
         "checkpoint_format": weight_format(spec, "auto").name,
+        "max_context_tokens": spec.max_position_embeddings,
     })
 
 
@@ -157,6 +158,14 @@ def precision_facts(env: dict[str, Any], ctx: Context) -> Computed:
         "sixteen_bit_on_quantized": asked in ("bf16", "fp16") and checkpoint != "bf16",
         "needs_quantized_checkpoint": asked in ("int4", "int8") and checkpoint != asked,
     })
+
+
+def managed_facts(env: dict[str, Any], ctx: Context) -> Computed:
+    """§1: a managed API is "ruled out only when one of three things can't be had from it: data stays in-house,
+    predictable cost, controllable latency" — one fact, so later questions need not re-read all three."""
+    reasons = ("data_residency", "needs_predictable_cost", "needs_latency_control")
+    return Computed({"managed_ruled_out": any(env.get(name) for name in reasons),
+                     "wants_fixed_budget": env.get("needs_predictable_cost") is True})
 
 
 def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, int]:
@@ -190,9 +199,10 @@ def layout_exposure(env: dict[str, Any]) -> str:
     return ONLINE_EXPOSURE[str(env.get("ops_capability") or rules()["ops_capability"].default)]
 
 
-def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None) -> Search:
+def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None, floor_sequences: float = 0.0) -> Search:
     """The priced layout search for these answers. Every candidate is priced at the staff cost of the exposure
-    these answers give it (layout_exposure)."""
+    these answers give it (layout_exposure). `floor_sequences`: a load the replicas must carry at least (the
+    average the daily volume implies, when it exceeds the peak given: fit() finds it from a first search)."""
     spec = ctx.model(env["model"])
     peak = int(env.get("peak_concurrency") or 1)
     precision = env.get("weight_precision", "auto")
@@ -210,12 +220,10 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None) -> Search:
     online = env.get("workload", "online") == "online"
     prompt, output = typical_lengths(env, ctx.extras)
     targets = Targets(env.get("ttft_p99_ms"), env.get("tpot_p99_ms")) if online else Targets(None, None)
-    # Little's law for a peak request rate: a request stays about ttft + output × tpot (the targets bound it).
+    # Little's law for a peak request rate: a request stays at most ttft + output × tpot (the targets bound it).
     seconds = ((targets.ttft_ms or 0) + output * (targets.tpot_ms or 0)) / 1000
-    # §2: the P99 peak is never below the average; when the daily volume implies more in flight, size on that.
-    average = (env.get("daily_requests") or 0) / 86400 * seconds if online else 0.0
     load = Load(
-        peak_sequences=max(peak_sequences(peak, ctx.extras.get("peak_rps"), seconds), average),
+        peak_sequences=max(peak_sequences(peak, ctx.extras.get("peak_rps"), seconds), floor_sequences),
         workload=Workload(1, prompt, output),
         targets=targets,
         online=online,
@@ -246,7 +254,7 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None) -> Search:
             f"{spec.id} does not fit {gpus[0].id if len(gpus) == 1 else 'any catalog GPU'} with up to 16 "
             f"nodes at {base.context_tokens} tokens; choose gpu auto, a larger card, fp8 KV or a shorter context",
         )
-    return Search(ranked, everything, load, base, average)
+    return Search(ranked, everything, load, base)
 
 
 def fit(env: dict[str, Any], ctx: Context) -> Computed:
@@ -255,6 +263,13 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
     peak = int(env["peak_concurrency"])
     online = env.get("workload", "online") == "online"
     found = plan_search(env, ctx)
+    # §2 "P99, not the average": the sequences the daily volume keeps in flight on average, by Little's law at the
+    # request time this plan predicts (TTFT + output × TPOT of the chosen layout; never the targets). A peak
+    # given below that average cannot be right: the replicas then carry the average (one more search) and the
+    # average_not_p99 warning says so.
+    average = average_sequences(env, found)
+    if average > found.load.peak_sequences:
+        found = plan_search(env, ctx, floor_sequences=average)
     everything, load, base = found.everything, found.load, found.base
     forced_tp = ctx.extras.get("tp")
     chosen = found.ranked[0]
@@ -265,12 +280,27 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
     starts = cold_start(chosen.limit.result.weights.total, chosen.nodes_per_copy,
                         chosen.limit.performance.ttft_ms / 1000, a=ctx.cold_start_assumptions())
     ramp = RAMP_SECONDS.get(load.pattern, 0.0) if online else 0.0
-    # §2 "the average instead of P99": the sequences the daily volume implies in flight on average, at the
-    # request time the latency targets allow (the figure the replicas were sized on; the cost's utilization
-    # uses the roofline's modelled request time instead, which is shorter when the targets are loose)
-    implied = found.average_sequences
+    # §2: a peak given within AVERAGE_MARGIN of the average is an average given as the peak; the pattern's typical
+    # peak-to-average ratio (policy.PEAK_TO_AVERAGE, an assumption) is shown beside the warning
+    implied = average
+    shape = PEAK_TO_AVERAGE.get(load.pattern, 1.0)
+    forced_pp = ctx.extras.get("pp")
+    # where one card holds the model: the chosen card when it does, else the cheapest card that does (§5)
+    fits_on = next((c for c in singles if c.gpu.id == gpu.id), None) or (singles[0] if singles else None)
+    if chosen.form == SINGLE:
+        tp_reason = "none"
+    elif forced_tp or forced_pp:
+        tp_reason = "asked"
+    elif not singles:
+        tp_reason = "not_fit"
+    else:  # §5 with §9 Q3: a card holds it, but no single-GPU layout meets the P99 targets; TP shortens each step
+        tp_reason = "targets"
     facts = {
         "fits_one_gpu": bool(singles),
+        "fits_gpu_id": fits_on.gpu.id if fits_on else "",
+        "tp_reason": tp_reason,
+        "single_limit": _latency_text(fits_on, load) if fits_on and not fits_on.meets_targets else "",
+        "plan_gpus": chosen.gpus_total,
         "fits_one_node": any(c.form != MULTI_NODE for c in everything),
         "layout_form": chosen.form,
         "targets_met": chosen.meets_targets,
@@ -289,7 +319,10 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "forced_replicas": ctx.extras.get("replicas") or 0,
         "tp_exceeds_node": (forced_tp or 0) > gpu.gpus_per_node,
         "implied_concurrency": round(implied, 1),
-        "peak_below_average": implied > peak,
+        "peak_below_average": online and implied > 0 and peak <= implied * AVERAGE_MARGIN,
+        "sized_on_average": implied > peak,
+        "request_s": round(request_seconds(found), 2),
+        "peak_to_average": shape,
         "cold_start_s": round(starts.total_s),
         **_form_costs(everything, chosen),
         "over_budget": over_budget(_budget(env, ctx), chosen),
@@ -298,6 +331,30 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
     return Computed(facts, Fit(chosen, everything, load, starts, fp8, implied))
+
+
+def request_seconds(found: Search) -> float:
+    """How long a typical request of the best layout takes (the roofline's TTFT + output tokens × TPOT)."""
+    p = found.ranked[0].limit.performance
+    return (p.ttft_ms + found.load.workload.output_tokens * p.tpot_ms) / 1000
+
+
+def average_sequences(env: dict[str, Any], found: Search) -> float:
+    """Sequences in flight on average (Little's law): daily requests / 86,400 s × predicted seconds per request."""
+    if env.get("workload", "online") != "online" or not env.get("daily_requests"):
+        return 0.0
+    return env["daily_requests"] / 86400 * request_seconds(found)
+
+
+def _latency_text(c: Candidate, load: Load) -> str:
+    """What keeps a layout from the targets: its TTFT / TPOT at one sequence against them."""
+    p, t = c.limit.performance, load.targets
+    parts = []
+    if t.ttft_ms is not None and p.ttft_ms > t.ttft_ms:
+        parts.append(f"TTFT {p.ttft_ms:,.0f} ms > {t.ttft_ms:,.0f} ms")
+    if t.tpot_ms is not None and p.tpot_ms > t.tpot_ms:
+        parts.append(f"TPOT {p.tpot_ms:,.1f} ms > {t.tpot_ms:,.0f} ms")
+    return f"{' and '.join(parts) or 'the targets missed'} at one sequence on {c.gpu.id}"
 
 
 def _fp8_option(env: dict[str, Any], ctx: Context, spec: ModelSpec, chosen: Candidate) -> tuple[bool, Candidate | None]:
@@ -393,5 +450,6 @@ def _layout_error(spec: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: in
 FUNCTIONS: dict[str, Callable[[dict[str, Any], Context], Computed]] = {
     "model_facts": model_facts,
     "precision_facts": precision_facts,
+    "managed_facts": managed_facts,
     "fit": fit,
 }

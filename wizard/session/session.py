@@ -13,7 +13,7 @@ from wizard.errors import InputError
 from wizard.session.computes import FUNCTIONS, Computed, Context, Fit
 from wizard.session.questions import coerce
 from wizard.tree.loader import bundled_tree
-from wizard.tree.schema import Compute, Question, Recommendation, Tree, output_problems
+from wizard.tree.schema import Compute, Question, Recommendation, Tree, default_in, output_problems
 from wizard.tree.walker import WalkState, walk
 
 
@@ -73,7 +73,7 @@ class Session:
 
     def default_for(self, q: Question) -> Any:
         """What to pre-fill: the answer given before (after Back), else the tree's default."""
-        return self.remembered.get(q.var, q.default)
+        return self.remembered.get(q.var, default_in(q, self.state.env))
 
     # -- the moves
     def answer(self, raw: Any) -> None:

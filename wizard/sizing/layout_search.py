@@ -5,10 +5,11 @@ node and PP across nodes (§3: never TP across nodes) — a replica carries the 
 cache and meets the P99 latency targets (replicas.py); the peak then needs ceil(peak / batch) replicas, +1
 online (§10), and the plan costs price × GPUs × 730 h + staff (cost.py), priced once by `layout_cost` at the staff
 cost of the exposure the plan really gets (Load.exposure): the ranking, the budget check, the alternatives, the
-quantized option and the plan's headline all read that one Cost. The simplest form that can carry the
-load wins (§1: single GPU before TP before multi-node); within it the cheapest monthly total, then the fewest
-GPUs. A TP layout inside one node displaces a single-GPU one only when it is cheaper for the same peak (§5:
-"if it fits, use replicas" — unless a card so full of weights carries too little of the load, §9 line 1).
+quantized option and the plan's headline all read that one Cost. Among the layouts that meet the P99 targets the
+simplest form wins (§1: single GPU before TP before multi-node; §5: "if it fits, use replicas, if it doesn't fit,
+use parallelism") even where TP would need fewer GPUs — the plan shows that TP layout as an alternative with its
+figures; within a form the cheapest monthly total, then the fewest GPUs. TP is chosen when no single card holds
+the model, when no single-GPU layout meets the targets (TP shortens every step), or when the user insists.
 """
 
 import math
@@ -71,10 +72,9 @@ class Candidate(NamedTuple):
         return self.limit.batch >= 1
 
     def rank(self) -> tuple:
-        """Within one node, single GPU and TP compete on cost (single wins ties); several nodes come last (§1, §4)."""
+        """§1's order of forms (§5: replicas before parallelism), then the monthly total, then the GPU count."""
         total = self.cost.total_usd_month
-        return (self.form == MULTI_NODE, total is None, total or 0.0, self.gpus_total, FORM_ORDER[self.form],
-                self.gpu.memory_reported_bytes)
+        return (FORM_ORDER[self.form], total is None, total or 0.0, self.gpus_total, self.gpu.memory_reported_bytes)
 
 
 def form_of(tp: int, pp: int, gpu: GpuSpec) -> str:

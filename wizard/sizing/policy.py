@@ -21,6 +21,10 @@ NAME_TOLERANCE = 0.10
 RAMP_SECONDS = {"bursty": 60.0, "diurnal": 1800.0}
 # Typical lengths when not given: output min(512, context / 4) tokens, the prompt half the context.
 DEFAULT_OUTPUT_TOKENS = 512
+# §2 "using the average instead of P99": a peak given within 25 % of the average the daily volume keeps in flight
+# (or below it) is taken for an average given as the peak. An assumption: a real peak stands clearly above the
+# average (PEAK_TO_AVERAGE below gives the typical ratio, shown beside the warning).
+AVERAGE_MARGIN = 1.25
 # §8 idle: peak-to-average load when the daily volume is unknown, by pattern. An assumption, shown with the figure.
 PEAK_TO_AVERAGE = {"steady": 1.5, "diurnal": 3.0, "bursty": 8.0}
 # §6, §8 operations staff by exposure (self-built gateway > Kubernetes > managed), in person-months per month,

@@ -63,7 +63,7 @@ class _TreeUnpickler(pickle.Unpickler):
 
 
 NODE_CLASSES = frozenset({"Compare", "All", "Any_", "Not", "Edge", "Choice", "AnswerRule", "Question", "Output",
-                          "Compute", "ExposureMap", "Recommendation", "WarningRule", "WhyNot", "Alternative", "Tree"})
+                          "Compute", "DefaultIf", "ExposureMap", "Recommendation", "WarningRule", "WhyNot", "Alternative", "UpperBound", "Tree"})
 
 
 def _private(st: os.stat_result) -> bool:

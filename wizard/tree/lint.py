@@ -140,6 +140,14 @@ def _dataflow(tree: Tree) -> list[str]:
                 errors.append(f"node {n}: edge {i} reads {var!r}, which is not set on every path into it")
             for var in sorted(template_vars(e.why) - available):
                 errors.append(f"node {n}: edge {i} text uses {var!r}, which is not set on every path into it")
+        if isinstance(node, Question) and node.maximum_from is not None:
+            bound = node.maximum_from
+            for var in sorted(({bound.fact} | template_vars(bound.why)) - before[n]):
+                errors.append(f"node {n}: maximum_from reads {var!r}, which is not set on every path into it")
+        if isinstance(node, Question):
+            for i, d in enumerate(node.default_if):
+                for var in sorted(condition_vars(d.when) - before[n]):
+                    errors.append(f"node {n}: default_if[{i}] reads {var!r}, which is not set on every path into it")
         if isinstance(node, Recommendation):
             for var in sorted(template_vars(node.summary) - before[n]):
                 errors.append(f"recommendation {n}: summary uses {var!r}, which is not set on every path into it")

@@ -120,6 +120,13 @@ def check_integrity(tree: Tree, name: str = "tree") -> None:
                 raise InputError(f"{name}: nodes.{node_id}.next[{i}].goto", edge.goto, "expected the id of a node")
             for cmp in compares(edge.when):
                 _check_value(questions, cmp, f"{name}: nodes.{node_id}.next[{i}]")
+        if isinstance(node, Question):
+            for j, d in enumerate(node.default_if):
+                for cmp in compares(d.when):
+                    _check_value(questions, cmp, f"{name}: nodes.{node_id}.default_if[{j}]")
+                if node.choices and d.value not in {c.value for c in node.choices}:
+                    raise InputError(f"{name}: nodes.{node_id}.default_if[{j}].value", d.value,
+                                     "expected one of " + ", ".join(str(c.value) for c in node.choices))
         if isinstance(node, Question) and node.type == "choice" and not node.choices and not node.choices_from:
             raise InputError(f"{name}: nodes.{node_id}.choices", "[]", "a choice question needs choices or choices_from")
         if isinstance(node, Recommendation) and isinstance(node.exposure, ExposureMap):

@@ -107,6 +107,23 @@ class AnswerRule(_Strict):
     fields: dict[str, AnswerRule] = field(default_factory=dict)  # mappings: the rule of each key inside
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DefaultIf(_Strict):
+    """A question's default when `when` holds over the answers and facts so far (the first that holds wins)."""
+
+    when: Condition
+    value: Union[Scalar, list[Scalar]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpperBound(_Strict):
+    """An answer's maximum known only once earlier answers are in (a fact, e.g. the model's longest context):
+    a larger answer is refused at its question with `why`, a Jinja2 text over the answers and facts."""
+
+    fact: str
+    why: str
+
+
 # What a question node takes from its key's rule (the loader fills them; a node restating one is an error).
 RULE_FIELDS = ("type", "optional", "choices", "choices_from", "minimum", "maximum", "integer")
 
@@ -128,6 +145,8 @@ class Question(_Strict):
     maximum: float | None = None
     integer: bool = True  # number questions: whole numbers unless false
     optional: bool = False  # may be left empty (then the key is absent from the answers)
+    default_if: list[DefaultIf] = field(default_factory=list)  # defaults that depend on earlier answers
+    maximum_from: UpperBound | None = None  # a bound that depends on earlier answers
     next: list[Edge] = _edges()
 
 
@@ -230,6 +249,11 @@ class Tree(_Strict):
     nodes: dict[str, Node]
     warnings: list[WarningRule] = field(default_factory=list)
     alternatives: list[Alternative] = field(default_factory=list)
+
+
+def default_in(q: Question, env: dict[str, Any]) -> Any:
+    """The default a question offers after these answers and facts: the first `default_if` that holds, else its own."""
+    return next((d.value for d in q.default_if if evaluate(d.when, env)), q.default)
 
 
 def condition_vars(c: Any) -> set[str]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from wizard.errors import InputError
-from wizard.tree.schema import Compute, Question, Recommendation, Tree, describe, evaluate
+from wizard.tree.schema import Compute, Question, Recommendation, Tree, default_in, describe, evaluate
 from wizard.tree.text import render
 
 ComputeFn = Callable[[Compute, dict[str, Any]], tuple[dict[str, Any], Any]]  # (facts, detail or None)
@@ -65,11 +65,15 @@ def walk(tree: Tree, supplied: Mapping[str, Any], compute: ComputeFn, *, use_def
         if isinstance(node, Question):
             if node.var in supplied:
                 value = supplied[node.var]
-            elif use_defaults and (node.default is not None or node.optional):
-                value = node.default
+            elif use_defaults and (default_in(node, env) is not None or node.optional):
+                value = default_in(node, env)
                 origin = "tree default"
             else:
                 return WalkState(tuple(path), answers, facts, node_id, None, details)
+            bound = node.maximum_from
+            limit = env.get(bound.fact) if bound is not None else None
+            if bound is not None and isinstance(limit, (int, float)) and isinstance(value, (int, float)) and value > limit:
+                raise InputError(node.var, value, render(bound.why, env))  # refused at its question, not 16 later
             if value is not None:
                 answers[node.var] = value
             env = {**answers, **facts}
