@@ -410,3 +410,18 @@ def test_concurrency_one_to_many_is_linear_in_kv_read(llama8b, h100):
     b = performance(r, Workload(11, 1000, 200)).decode_memory_ms
     _close(b - a, L8_KV_PER_TOKEN * 1100 / (H100_BW * EFF_BW) * 1000, rel=1e-6)
     assert math.isfinite(a)
+
+
+def test_pp_does_not_cut_one_requests_ttft():
+    """§3: a prompt chunk passes the PP stages one after another, each computing it over its own layers: a
+    request's TTFT on TP 4 × PP 2 is not below TP 4 alone (the stages add up; only the hand-off is extra)."""
+    from wizard.sizing.fit import SizeInputs, size
+    from wizard.sizing.performance import Workload, performance
+    from wizard.sources.catalog import find_gpu
+    from wizard.sources.resolve import resolve_model
+
+    m, h100 = resolve_model("meta-llama/Llama-3.1-70B-Instruct"), find_gpu("h100-sxm-80gb")
+    w = Workload(1, 4000, 200)
+    one = performance(size(m, h100, SizeInputs(tp=4, pp=1, context_tokens=8192)), w)
+    two = performance(size(m, h100, SizeInputs(tp=4, pp=2, context_tokens=8192)), w)
+    assert two.ttft_ms >= 0.95 * one.ttft_ms, (two.ttft_ms, one.ttft_ms)

@@ -154,8 +154,9 @@ def test_staff_is_the_exposure_the_plan_really_has(name):
 def test_the_offline_fp8_option_saves_what_it_says():
     """Issue #11: an offline plan (staff $1,500, exposure none) offered fp8 'saving $248' at a total priced with
     Kubernetes staff ($3,750) that exceeded its own headline. Both sides now carry $1,500: the option's total is
-    below the headline, and the saving is the difference of the two bills."""
-    p, text, rationale = plan("offline_fp8_option")
+    below the headline, and the saving is the difference of the two bills. (On L40S: with gpu auto, offline work
+    now goes to the card cheapest per token, a B200, where no fp8 plan costs less.)"""
+    p, text, rationale = plan("offline_fp8_l40s")
     q, cost = p["quantized_option"], p["cost"]
     assert p["exposure"] == "none" and cost["staff_usd_month"] == pytest.approx(0.1 * 15_000)
     assert q["total_usd_month"] < cost["total_usd_month"]

@@ -1,7 +1,8 @@
 """The guide's decision rules on trap scenarios (tests/rules/): each file states, before it was run, the answer the
 guide gives and its §, as `expect:` beside the `answers:`; this test plans the answers and checks every expectation.
 
-Expectation keys: form, tp, replicas (a number or [min, max]), facts (fit facts of the path), warnings_include,
+Expectation keys: form, tp, replicas (a number or [min, max]), cost (key → value or {max}), cost_present (cost keys
+with a figure), facts (fit facts of the path), warnings_include,
 warnings_exclude, path_excludes (nodes not visited), path_value (node → value), alternative (form → text in its
 reason), summary_contains, warning_names_fact (warning id → fact whose value its message names),
 replicas_as_without (an answer whose removal must not change the replicas), error (field, contains).
@@ -17,7 +18,7 @@ import yaml
 from cli_run import run_main
 
 RULES = Path(__file__).parent / "rules"
-KNOWN = {"form", "tp", "replicas", "facts", "warnings_include", "warnings_exclude", "path_excludes", "path_value",
+KNOWN = {"form", "tp", "replicas", "facts", "cost", "cost_present", "warnings_include", "warnings_exclude", "path_excludes", "path_value",
          "alternative", "summary_contains", "warning_names_fact", "replicas_as_without", "error"}
 
 
@@ -67,6 +68,14 @@ def test_the_plan_follows_the_rule(name, tmp_path):
     if "replicas" in expect:
         lo, hi = expect["replicas"] if isinstance(expect["replicas"], list) else (expect["replicas"],) * 2
         assert lo <= plan["replicas"] <= hi, plan["replicas"]
+    cost = plan.get("cost") or {}
+    for key, value in expect.get("cost", {}).items():
+        if isinstance(value, dict):
+            assert cost[key] is not None and cost[key] <= value["max"], (key, cost[key])
+        else:
+            assert cost[key] == value, (key, cost[key])
+    for key in expect.get("cost_present", []):
+        assert cost.get(key) is not None, key
     for key, value in expect.get("facts", {}).items():
         assert facts[key] == value, (key, facts[key])
     for wid in expect.get("warnings_include", []):

@@ -198,9 +198,24 @@ def cost_section(plan: Plan) -> Section | None:
                         + (f", from {c.utilization_basis}" if c.utilization_basis else "") + ") — already inside the bill"))
     if c.usd_per_mtok is not None:
         headline += f"; ${c.usd_per_mtok:,.2f} per million output tokens"
+        if plan.exposure == "none":
+            headline += " at full use"
+    if isinstance(c, Cost) and c.job_usd is not None and c.job_hours is not None:
+        headline += f"; this job {usd(c.job_usd)} in {c.job_hours:,.1f} h"
     if isinstance(c, ManagedCost):
         rows.append(Row("managed API bill", usd(c.managed_usd_month),
                         managed_price_text(c.managed_price) if c.managed_price else "no managed price for this model"))
+    if isinstance(c, Cost) and plan.exposure == "none" and c.usd_per_mtok is not None and c.gpu_price is not None:
+        tps = plan.performance.tokens_per_s_per_replica if plan.performance else 0
+        rows.append(Row("per million output tokens", f"${c.usd_per_mtok:,.2f}",
+                        f"${c.gpu_price.usd_per_gpu_hour}/GPU-hour × {plan.gpus_per_replica} GPU(s) per copy / "
+                        f"({tps:,.0f} output tokens/s × 3,600 / 1e6): offline GPUs run flat out, no idle share (§12)"))
+    if isinstance(c, Cost) and c.job_usd is not None and c.job_hours is not None and c.job_requests:
+        tps = plan.performance.tokens_per_s_per_replica if plan.performance else 0
+        rows.append(Row("this job", usd(c.job_usd), f"{c.job_requests:,} requests × {c.job_output_tokens or 0:,} output "
+                        f"tokens at {tps:,.0f} "
+                        f"tokens/s per copy × {plan.replicas} copies = {c.job_hours:,.1f} h on {plan.gpus_total} GPUs"
+                        + (f" × ${c.gpu_price.usd_per_gpu_hour}/h" if c.gpu_price else ""), strong=True))
     rows.append(Row("operations staff", usd(c.staff_usd_month),
                     f"by exposure {plan.exposure} (an assumption: set staff_usd_month)"))
     rows.append(Row("total", usd(c.total_usd_month), ("managed bill + staff" if managed_plan else "bill + staff")

@@ -233,6 +233,8 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None, floor_seque
         managed=ctx.managed_price(spec),
         forced_replicas=ctx.extras.get("replicas"),
         staff_usd_month=ctx.extras.get("staff_usd_month"),
+        job_requests=None if online else env.get("job_requests"),
+        deadline_s=None if online or not env.get("job_deadline_hours") else env["job_deadline_hours"] * 3600,
     )
     gpu_answer = env.get("gpu", "auto")
     gpus = datacenter_gpus(gpu_catalog()) if gpu_answer == "auto" else [find_gpu(gpu_answer)]
@@ -301,6 +303,11 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "tp_reason": tp_reason,
         "single_limit": _latency_text(fits_on, load) if fits_on and not fits_on.meets_targets else "",
         "plan_gpus": chosen.gpus_total,
+        "tp_over_pcie": chosen.tp > 1 and not gpu.nvlink,
+        "interconnect": gpu.interconnect,
+        "allreduce_ms": round(chosen.limit.performance.comm_ms, 1),
+        "tpot_ms": round(chosen.limit.performance.tpot_ms, 1),
+        "usd_per_mtok_offline": round(chosen.cost.usd_per_mtok or 0, 2) if not online else 0,
         "fits_one_node": any(c.form != MULTI_NODE for c in everything),
         "layout_form": chosen.form,
         "targets_met": chosen.meets_targets,

@@ -97,6 +97,10 @@ def cost_of(cost) -> c.Cost:
         monthly_output_mtok=_r(cost.monthly_output_mtok),
         managed_staff_usd_month=_r(cost.managed_staff_usd_month),
         managed_total_usd_month=_r(cost.managed_total_usd_month),
+        job_requests=cost.job_requests,
+        job_hours=_r(cost.job_hours),
+        job_usd=_r(cost.job_usd),
+        job_output_tokens=cost.job_output_tokens,
         gpu_price=None if cost.gpu_price is None else gpu_price_of(cost.gpu_price),
         managed_price=None if cost.managed_price is None else managed_price_of(cost.managed_price),
     )

@@ -10,6 +10,12 @@ peak-to-average ratio. A managed API for the same volume costs daily × 30.4 × 
 plus its own caller-side staff (retries, timeouts, budget: STAFF_PERSON_MONTHS["managed_api"]), and breaks even
 with self-hosting at the daily volume where the two totals meet:
     break-even daily requests = (self-hosted total − managed staff) / (30.4 × managed price per request)
+Offline work (§12: "availability, cold start and cost structure don't matter") has no idle share: its GPUs run flat
+out while the job runs and are then released. It is priced per million output tokens at full use and, when the
+job is described, as the job:
+    per 1M output tokens = price × GPUs per copy / (output tokens/s per copy × 3,600 / 1e6)
+    job hours = job requests × output tokens / (output tokens/s per copy × copies) / 3,600
+    job cost  = price × GPUs × job hours
 """
 
 from typing import NamedTuple
@@ -42,6 +48,10 @@ class Cost(NamedTuple):
     exposure: str = ""  # whose staff cost is in the total (§6)
     managed_staff_usd_month: float | None = None  # the managed API's own caller-side staff, for the comparison
     managed_total_usd_month: float | None = None  # managed bill + that staff: what the managed road costs in total
+    job_requests: int | None = None  # offline: the requests the job processes (None: no job described)
+    job_hours: float | None = None  # offline: how long the job runs on these copies
+    job_usd: float | None = None  # offline: the GPU bill of the job
+    job_output_tokens: int | None = None  # offline: output tokens of one request of the job
 
 
 def staff_cost(exposure: str, override: float | None = None) -> float:
@@ -70,6 +80,28 @@ def average_utilization(capacity_sequences: float, peak_sequences: float, daily_
         return min(1.0, average / capacity_sequences), "daily volume (Little's law)"
     ratio = PEAK_TO_AVERAGE.get(pattern, 3.0)
     return min(1.0, peak_sequences / ratio / capacity_sequences), f"traffic pattern ({pattern}: peak/average {ratio:g})"
+
+
+def offline_cost(*, gpus: int, copies: int, price: GpuPrice | None, exposure: str, tokens_per_s_per_copy: float,
+                 output_tokens: int, job_requests: int | None, staff_override: float | None = None) -> Cost:
+    """§12 offline work: no idle share, cost per million output tokens at full use, and the job's hours and bill."""
+    staff = staff_cost(exposure, staff_override)
+    bill = price.usd_per_gpu_hour * gpus * HOURS_PER_MONTH if price is not None else None
+    per_copy_hour = price.usd_per_gpu_hour * (gpus / copies) if price is not None and copies else None
+    per_mtok = (per_copy_hour / (tokens_per_s_per_copy * 3600 / 1e6)
+                if per_copy_hour is not None and tokens_per_s_per_copy > 0 else None)
+    hours = usd = None
+    if job_requests and tokens_per_s_per_copy > 0 and copies:
+        hours = job_requests * output_tokens / (tokens_per_s_per_copy * copies) / 3600
+        usd = price.usd_per_gpu_hour * gpus * hours if price is not None else None
+    return Cost(
+        gpu_bill_usd_month=bill, idle_usd_month=0.0 if bill is not None else None, staff_usd_month=staff,
+        total_usd_month=bill + staff if bill is not None else None, usd_per_mtok=per_mtok, managed_usd_month=None,
+        average_utilization=1.0, utilization_basis="offline: the GPUs run flat out while the job runs",
+        gpu_price=price, managed_price=None, break_even_daily_requests=None, monthly_output_mtok=None,
+        exposure=exposure, job_requests=job_requests, job_hours=hours, job_usd=usd,
+        job_output_tokens=output_tokens if job_requests else None,
+    )
 
 
 def monthly_cost(*, gpus: int, price: GpuPrice | None, exposure: str, capacity_sequences: float,

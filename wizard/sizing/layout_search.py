@@ -16,7 +16,7 @@ import math
 from typing import NamedTuple
 
 from wizard.errors import InputError
-from wizard.sizing.cost import Cost, monthly_cost
+from wizard.sizing.cost import Cost, monthly_cost, offline_cost
 from wizard.sizing.fit import SizeInputs, size
 from wizard.sizing.layout import divisors
 from wizard.sizing.performance import Performance, Workload
@@ -42,6 +42,8 @@ class Load(NamedTuple):
     managed: ManagedPrice | None = None
     forced_replicas: int | None = None
     staff_usd_month: float | None = None
+    job_requests: int | None = None  # offline: the requests the job processes in total
+    deadline_s: float | None = None  # offline: the job must finish within this many seconds
 
 
 class Candidate(NamedTuple):
@@ -70,6 +72,12 @@ class Candidate(NamedTuple):
     @property
     def meets_targets(self) -> bool:
         return self.limit.batch >= 1
+
+    def offline_rank(self) -> tuple:
+        """§12 offline work: "availability, cold start and cost structure don't matter" — the cheapest per million
+        output tokens at full use, then the shortest job, then the fewest GPUs."""
+        per_mtok = self.cost.usd_per_mtok
+        return (per_mtok is None, per_mtok or 0.0, self.cost.job_hours or 0.0, self.gpus_total)
 
     def rank(self) -> tuple:
         """§1's order of forms (§5: replicas before parallelism), then the monthly total, then the GPU count."""
@@ -103,15 +111,27 @@ def evaluate(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int,
         limit = limit._replace(batch=0)
     carried = max(limit.batch, 1)
     replicas = plan_replicas(limit._replace(batch=carried), load.peak_sequences, load.online, load.forced_replicas)
-    cost = layout_cost(load, price, replicas.replicas * tp * pp, replicas.replicas * carried, limit.performance)
+    if not load.online and load.job_requests and load.deadline_s and not load.forced_replicas:
+        # §12: copies enough to finish the job before its deadline (one copy's hours / the hours allowed)
+        one_copy_s = load.job_requests * load.workload.output_tokens / max(limit.performance.output_tokens_per_s, 1e-9)
+        needed = math.ceil(one_copy_s / load.deadline_s)
+        if needed > replicas.replicas:
+            replicas = replicas._replace(replicas=needed, for_load=needed)
+    cost = layout_cost(load, price, replicas.replicas * tp * pp, replicas.replicas * carried, limit.performance,
+                       copies=replicas.replicas)
     return Candidate(form_of(tp, pp, gpu), gpu, tp, pp, limit, replicas, cost)
 
 
-def layout_cost(load: Load, price: GpuPrice | None, gpus: int, capacity_sequences: int, performance: Performance) -> Cost:
+def layout_cost(load: Load, price: GpuPrice | None, gpus: int, capacity_sequences: int, performance: Performance,
+                copies: int = 1) -> Cost:
     """The one monthly cost of a layout (DOMAIN §8): `gpus` always-on cards at `price`, carrying
     `capacity_sequences` at the roofline's request time (TTFT + output tokens × TPOT), plus the staff of
     load.exposure. Every figure the plan shows for a layout is this Cost, computed once per candidate."""
     w = load.workload
+    if not load.online:
+        return offline_cost(gpus=gpus, copies=copies, price=price, exposure=load.exposure,
+                            tokens_per_s_per_copy=performance.output_tokens_per_s, output_tokens=w.output_tokens,
+                            job_requests=load.job_requests, staff_override=load.staff_usd_month)
     seconds = (performance.ttft_ms + w.output_tokens * performance.tpot_ms) / 1000
     return monthly_cost(
         gpus=gpus, price=price, exposure=load.exposure,
@@ -148,16 +168,22 @@ def candidates_for(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, load: Load,
 
 def search(model: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, load: Load,
            prices: dict[str, GpuPrice]) -> list[Candidate]:
-    """All candidates over the GPU types, best first: meets the targets, §1 form order, cost, GPU count."""
+    """All candidates over the GPU types, best first: meets the targets, then (online) §1 form order, cost, GPU
+    count, or (offline, §12) cost per million tokens and the job's duration."""
     found = [c for g in gpus for c in candidates_for(model, g, base, load, prices.get(g.id))]
-    return sorted(found, key=lambda c: (not c.meets_targets, *c.rank()))
+    return sorted(found, key=order(load))
+
+
+def order(load: Load):
+    """The sort key of candidates for this load: the ones meeting the targets first, then rank or offline_rank."""
+    return lambda c: (not c.meets_targets, *(c.rank() if load.online else c.offline_rank()))
 
 
 def forced_layout(model: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: int, pp: int, load: Load,
                   prices: dict[str, GpuPrice]) -> list[Candidate]:
     """The user insists on a layout (§5, §10: keep it, and let the warnings say where the rules disagree)."""
     found = [c for g in gpus if (c := evaluate(model, g, base, tp, pp, load, prices.get(g.id))) is not None]
-    return sorted(found, key=lambda c: (not c.meets_targets, *c.rank()))
+    return sorted(found, key=order(load))
 
 
 def datacenter_gpus(gpus: tuple[GpuSpec, ...]) -> list[GpuSpec]:

@@ -138,7 +138,9 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     # TTFT: the prompt is cut into chunks of the token budget left beside the decodes.
     chunk = max(1.0, budget - b)
     steps = -(-w.prompt_tokens // int(chunk))
-    c_mem, c_comp, c_comm = step_time(r, micro, min(chunk, w.prompt_tokens) / i.pp, avg_context)
+    # A chunk passes the PP stages one after another (DOMAIN §3): every stage computes the whole chunk over its
+    # layers, so PP does not cut a single request's TTFT (it only keeps more micro-batches in flight).
+    c_mem, c_comp, c_comm = step_time(r, micro, min(chunk, w.prompt_tokens), avg_context)
     ttft = steps * ((c_mem + c_comp + c_comm + STEP_OVERHEAD_S) * i.pp + hand_off)
     per_request = ttft + w.output_tokens * tpot
     return Performance(

@@ -174,6 +174,14 @@ class Cost(_Strict):
     managed_total_usd_month: float | None
     gpu_price: GpuPriceJson | None = None
     managed_price: ManagedPriceJson | None = None
+    job_requests: int | None = None
+    """offline: the requests the job processes in total (absent when no job was described)"""
+    job_hours: float | None = None
+    """offline: hours the job runs on this plan's copies"""
+    job_usd: float | None = None
+    """offline: the job's GPU bill (price × GPUs × job hours; no idle share)"""
+    job_output_tokens: int | None = None
+    """offline: output tokens of one request of the job"""
 
 
 @dataclass(slots=True, kw_only=True)
