@@ -41,8 +41,7 @@ VARIANTS = [
     # "an offline plan offers fp8 'saving $248' that costs more")
     ("offline_fp8_option", "offline_research", {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "auto",
                                                 "weight_precision": "auto"}),
-    ("offline_fp8_l40s", "offline_research", {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "l40s-48gb",
-                                              "weight_precision": "auto"}),
+    ("offline_fp8_h100", "offline_research", {"weight_precision": "auto"}),
     ("tp_with_fp8_option", "llama70b_bf16", {"weight_precision": "auto"}),
     ("gateway_auto", "data_residency", {"gpu": "auto"}),
     ("platform_team", "llama8b_high_traffic", {"ops_capability": "platform"}),
@@ -154,9 +153,9 @@ def test_staff_is_the_exposure_the_plan_really_has(name):
 def test_the_offline_fp8_option_saves_what_it_says():
     """Issue #11: an offline plan (staff $1,500, exposure none) offered fp8 'saving $248' at a total priced with
     Kubernetes staff ($3,750) that exceeded its own headline. Both sides now carry $1,500: the option's total is
-    below the headline, and the saving is the difference of the two bills. (On L40S: with gpu auto, offline work
-    now goes to the card cheapest per token, a B200, where no fp8 plan costs less.)"""
-    p, text, rationale = plan("offline_fp8_l40s")
+    below the headline, and the saving is the difference of the two bills. (The 70B on H100: with gpu auto an 8B
+    offline job now goes to the card cheapest per token, a B200, where no fp8 plan costs less.)"""
+    p, text, rationale = plan("offline_fp8_h100")
     q, cost = p["quantized_option"], p["cost"]
     assert p["exposure"] == "none" and cost["staff_usd_month"] == pytest.approx(0.1 * 15_000)
     assert q["total_usd_month"] < cost["total_usd_month"]
@@ -235,11 +234,11 @@ def test_no_negative_or_misdirected_saving_anywhere(name):
 
 
 def test_a_managed_plan_dearer_than_self_hosting_says_so():
-    """200,000 requests a day at $3 / $15 per million tokens: 200,000 × 30.4 × (4,096 × 3 + 512 × 15) / 1e6 =
-    $121,405 a month, far above a few GPUs: no saving is claimed, what the managed API costs more is named."""
+    """200,000 requests a day at $3 / $15 per million tokens: 200,000 × 30.4 × (2,048 × 3 + 512 × 15) / 1e6 =
+    $84,050 a month, far above a few GPUs: no saving is claimed, what the managed API costs more is named."""
     p, text, _ = plan("managed_high_volume")
     cost = p["cost"]
-    assert cost["managed_usd_month"] == pytest.approx(200_000 * 30.4 * (4096 * 3 + 512 * 15) / 1e6, abs=0.01)
+    assert cost["managed_usd_month"] == pytest.approx(200_000 * 30.4 * (2048 * 3 + 512 * 15) / 1e6, abs=0.01)
     assert "saving_usd_month" not in cost and cost["managed_extra_usd_month"] > 0
     assert f"{usd(cost['managed_extra_usd_month'])}/month less than the managed API" in text
 
@@ -300,12 +299,12 @@ def test_every_managed_plan_has_a_bill_with_its_basis(name):
 
 
 def test_a_given_managed_price_overrides_the_estimate():
-    """managed_usd_per_mtok {input 0.5, output 1.5}: 20,000 requests a day of 4,096 + 512 tokens (no lengths in
-    the answers: half the 8,192 context and 512) cost 20,000 × 30.4 × (4,096 × 0.5 + 512 × 1.5) / 1e6 =
-    608,000 × 0.002816 = $1,712.13 a month."""
+    """managed_usd_per_mtok {input 0.5, output 1.5}: 20,000 requests a day of 2,048 + 512 tokens (no lengths in
+    the answers: a quarter of the 8,192 context, at most 2,048, and 512) cost 20,000 × 30.4 × (2,048 × 0.5 + 512 ×
+    1.5) / 1e6 = 608,000 × 0.001792 = $1,089.54 a month."""
     cost = plan("managed_given_price")[0]["cost"]
     assert cost["managed_price"]["basis"] == "given"
-    assert cost["managed_usd_month"] == pytest.approx(1712.13, abs=0.01)
+    assert cost["managed_usd_month"] == pytest.approx(1089.54, abs=0.01)
 
 
 # ------------------------------------------------------------------------------------------------ the published schema

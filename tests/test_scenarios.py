@@ -37,9 +37,9 @@ EXPECTED = {
     # (the average is never taken from the latency targets or tree defaults, which said 37)
     "fp8_checkpoint_as_bf16": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 2,
                                {"quantized_as_fp16", "utilization_too_high"}),  # §2
-    # §2: 2 M requests a day × the plan's predicted 20 s per request (TTFT + 400 × TPOT) = 359 in flight on
-    # average, not 64: sized on 359 (86 per replica within the 50 ms TPOT target → 5 + 1 spare)
-    "average_not_p99": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 6, {"average_not_p99"}),
+    # §2: 2 M requests a day × the plan's predicted ~10 s per request (TTFT + 400 × TPOT) = 229 in flight on
+    # average, not 64: sized on 229, held at the full 4,096-token context (109 per H100 → 3 + 1 spare)
+    "average_not_p99": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 4, {"average_not_p99"}),
 }
 
 
@@ -78,11 +78,12 @@ def test_scenario_plan(name):
 def check_managed_bill(plan: dict, answers: dict) -> None:
     """Issue #11: every managed plan has a number for its bill, with its basis. Bill = daily × 30.4 × (P × $in +
     O × $out) / 1e6 at the listed price, or the estimate from the listed models nearest the model's active size;
-    without typical lengths P = half the context and O = min(512, a quarter of it)."""
+    without typical lengths P = min(2,048, a quarter of the context) and O = min(512, a quarter of it) (issue #12:
+    the typical prompt is not half the P99 context)."""
     cost, price = plan["cost"], plan["cost"]["managed_price"]
     context = answers.get("context_tokens", 8192)
     out = answers.get("output_tokens") or min(512, context // 4)
-    prompt = answers.get("prompt_tokens") or min(context // 2, context - out)
+    prompt = answers.get("prompt_tokens") or min(2048, context // 4, context - out)
     bill = answers["daily_requests"] * 30.4 * (prompt * price["usd_per_mtok_input"] + out * price["usd_per_mtok_output"]) / 1e6
     assert cost["managed_usd_month"] == pytest.approx(bill, abs=0.01)
     assert cost["total_usd_month"] == pytest.approx(bill + cost["staff_usd_month"], abs=0.02)
@@ -114,16 +115,19 @@ def test_replicas_grow_with_the_peak():
               for p in (16, 64, 256, 512)]
     assert counts == sorted(counts) and counts[0] < counts[-1]
     one = run_cli("plan", "--answers", base, "--set", "peak_concurrency=512", "--json").json()
-    batch = one["performance"]["max_batch"]
-    assert one["replicas"] == -(-512 // batch) + 1  # ceil(peak / batch) + 1 spare for online traffic (§10)
+    perf = one["performance"]
+    by_batch, by_bound = -(-512 // perf["max_batch"]), -(-512 // perf["kv_batch"])
+    # ceil(peak / batch), or the peak held at the full P99 context (§2) if that needs more, + 1 spare (§10)
+    assert one["replicas"] == max(by_batch, by_bound) + 1
+    assert perf["replicas_set_by"] == ("p99 bound" if by_bound > by_batch else "batch")
 
 
 def test_very_low_traffic_says_how_much_the_managed_api_saves():
     plan = run_cli("plan", "--answers", str(SCENARIOS / "very_low_traffic.yaml"), "--json").json()
     cost = plan["cost"]
-    # 30 requests a day of 4,096 + 512 tokens at the catalog's dated price, plus caller-side staff
+    # 30 requests a day of 2,048 + 512 tokens at the catalog's dated price, plus caller-side staff
     price = cost["managed_price"]
-    expected = 30 * 30.4 * (4096 * price["usd_per_mtok_input"] + 512 * price["usd_per_mtok_output"]) / 1e6
+    expected = 30 * 30.4 * (2048 * price["usd_per_mtok_input"] + 512 * price["usd_per_mtok_output"]) / 1e6
     assert cost["managed_usd_month"] == pytest.approx(expected, abs=0.01)
     assert cost["self_host_usd_month"] > cost["total_usd_month"]
     assert cost["saving_usd_month"] == pytest.approx(cost["self_host_usd_month"] - cost["total_usd_month"], abs=0.02)

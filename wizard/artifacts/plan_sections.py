@@ -78,10 +78,15 @@ def layout_section(plan: Plan, answers: dict[str, Any]) -> Section | None:
     batch = perf.max_batch if perf else plan.concurrency_per_replica
     online = plan.exposure != "none"
     spare = " + 1 spare (one replica is an outage at every restart, §10)" if online else ""
+    bound = perf.kv_batch if perf else None
     if answers.get("replicas"):
         replicas_basis = f"as asked (the rule is ceil(peak / {batch}){' + 1 spare' if online else ''}, §5, §10)"
+    elif perf is not None and perf.replicas_set_by == "p99 bound" and bound:
+        replicas_basis = (f"ceil(peak / {bound}): the peak must fit at the full P99 context ({bound} such sequences "
+                          f"per replica, §2) — more than ceil(peak / {batch}) by the typical lengths{spare}")
     else:
-        replicas_basis = f"ceil(peak / {batch}){spare}"
+        replicas_basis = f"ceil(peak / {batch}){spare}" + (
+            f"; the peak at the full P99 context needs no more (ceil(peak / {bound}))" if bound else "")
     rows = [
         Row("GPU", str(plan.gpu), "the cheapest card of the simplest form that carries the load (§1)"
             if answers.get("gpu", "auto") == "auto" else "as asked (gpu)"),
@@ -123,8 +128,10 @@ def memory_section(plan: Plan) -> Section | None:
     rows = (
         Row("weights", gib(b.weights), f"{mod.params_total:,} parameters at {i.weight_precision}, split TP "
             f"{m.parallel.tp} × PP {m.parallel.pp} (the heaviest stage)"),
-        Row("KV cache", gib(b.kv_cache), f"{i.concurrency} sequences × {i.context_tokens:,} tokens × "
-            f"{m.kv_bytes_per_token:,} B/token on this GPU ({share})"),
+        Row("KV cache", gib(b.kv_cache), (f"{i.concurrency} sequences × {i.context_tokens:,} tokens" if i.sequence_tokens
+            is None or i.concurrency <= 1 else f"1 sequence × {i.context_tokens:,} tokens (room for a P99-length "
+            f"request) + {i.concurrency - 1} × {i.sequence_tokens:,} typical tokens (prompt + half the output)")
+            + f" × {m.kv_bytes_per_token:,} B/token on this GPU ({share})"),
         Row("activations", gib(b.activations), "vLLM's profile peak (the forward pass over the token budget, or the "
             "sampler" + (", or the image encoder over dummy images: see the notes" if encoder else "") + ")"),
         Row("reserve", gib(b.reserve), "CUDA context, NCCL buffers, CUDA graph pool"),
@@ -148,8 +155,9 @@ def throughput_section(plan: Plan) -> Section | None:
         Row("TTFT", f"{p.ttft_ms:,.0f} ms", f"one prefill step of a typical prompt at {p.max_batch} sequences"),
         Row("TPOT", f"{p.tpot_ms:,.1f} ms", "a decode step: weights and KV read once per step, plus compute"),
         Row("output tokens/s", f"{p.tokens_per_s_per_replica:,.0f}", f"per replica at {p.max_batch} sequences"),
-        Row("batch", f"{p.max_batch} sequences", f"limited by {p.limited_by}"
-            + (f"; the KV cache alone admits {p.kv_batch}" if p.kv_batch is not None else "")),
+        Row("batch", f"{p.max_batch} sequences", f"limited by {p.limited_by}; the KV cache admits "
+            + (f"{p.kv_batch_typical} at the typical lengths and " if p.kv_batch_typical else "")
+            + (f"{p.kv_batch} at the full P99 context" if p.kv_batch is not None else "")),
     ]
     headline = (f"TTFT {p.ttft_ms:,.0f} ms, TPOT {p.tpot_ms:,.1f} ms at {p.max_batch} sequences (limited by "
                 f"{p.limited_by}), {p.tokens_per_s_per_replica:,.0f} output tokens/s per replica (roofline of mixed "

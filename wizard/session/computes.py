@@ -19,7 +19,7 @@ from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
 from wizard.sizing.performance import Workload
 from wizard.sizing.policy import (
-    AVERAGE_MARGIN, CPU_MAX_CONCURRENCY, CPU_MAX_PARAMS, DEFAULT_OUTPUT_TOKENS, NAME_TOLERANCE, PEAK_TO_AVERAGE, RAMP_SECONDS,
+    AVERAGE_MARGIN, CPU_MAX_CONCURRENCY, CPU_MAX_PARAMS, DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, NAME_TOLERANCE, PEAK_TO_AVERAGE, RAMP_SECONDS,
     TINY_PARAMS,
 )
 from wizard.sizing.replicas import Targets, peak_sequences
@@ -178,7 +178,7 @@ def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, i
         raise InputError("prompt_tokens + output_tokens", given,
                          f"at most context_tokens ({context:,}), the longest request vLLM will accept")
     output = int(output or min(DEFAULT_OUTPUT_TOKENS, max(1, context // 4)))
-    prompt = int(prompt or max(1, min(context // 2, context - output)))
+    prompt = int(prompt or max(1, min(DEFAULT_PROMPT_TOKENS, context // 4, context - output)))
     if prompt + output > context:  # typical lengths cannot exceed the P99 length: scale both down
         scale = context / (prompt + output)
         prompt, output = max(1, int(prompt * scale)), max(1, int(output * scale))
@@ -219,6 +219,9 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None, floor_seque
                          f"{spec.id} allows at most {spec.max_position_embeddings:,} tokens (max_position_embeddings)")
     online = env.get("workload", "online") == "online"
     prompt, output = typical_lengths(env, ctx.extras)
+    # how many sequences a replica carries comes from the KV each holds at the typical lengths (prompt + half the
+    # output on average, one of them at the P99 context); the replicas still hold the peak at the P99 context (§2)
+    base = base._replace(sequence_tokens=min(base.context_tokens, prompt + output // 2))
     targets = Targets(env.get("ttft_p99_ms"), env.get("tpot_p99_ms")) if online else Targets(None, None)
     # Little's law for a peak request rate: a request stays at most ttft + output × tpot (the targets bound it).
     seconds = ((targets.ttft_ms or 0) + output * (targets.tpot_ms or 0)) / 1000
@@ -318,6 +321,8 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "tp": chosen.tp,
         "pp": chosen.pp,
         "per_copy": max(chosen.limit.batch, 1),
+        "p99_per_copy": chosen.limit.kv_batch,
+        "replicas_set_by": chosen.replicas.set_by,
         "single_per_copy": max((c.limit.batch for c in singles if c.gpu.id == gpu.id), default=0),
         "replicas": chosen.replicas.replicas,
         "usable_gib": round(probe.usable_bytes / GIB, 1),

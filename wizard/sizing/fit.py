@@ -34,6 +34,10 @@ class SizeInputs(NamedTuple):
     max_num_seqs: int | None = None  # None: the concurrency (the starter repo pins --max-num-seqs to it)
     enforce_eager: bool = False  # no CUDA graphs, so no graph pool in the budget
     engine: str = "v1"  # vLLM engine generation: "v1" (the target, 0.33) or "v0" (the older calibration logs)
+    # The planner's typical sequence: KV held on average by one sequence (prompt + half the output), in tokens.
+    # None: every sequence holds the whole context (the `size` command, and the guide's conservative bound).
+    # Given: one sequence at the full context (room for a P99-length request) and the rest at this length.
+    sequence_tokens: int | None = None
 
 
 class SizeResult(NamedTuple):
@@ -45,7 +49,7 @@ class SizeResult(NamedTuple):
     params: ParamCount
     weights: WeightBytes
     kv: KvShape
-    kv_cache_bytes: int  # concurrency sequences of context tokens
+    kv_cache_bytes: int  # concurrency sequences of context tokens (or of sequence_tokens, one at the context)
     activation: ActivationPeak
     reserve: Reserve
     usable_bytes: int
@@ -91,7 +95,7 @@ def validate_inputs(i: SizeInputs) -> None:
             raise InputError(name, value, "expected an integer >= 1")
     if i.engine not in ("v0", "v1"):
         raise InputError("engine", i.engine, "accepted: v1 (vLLM >= 0.6 V1 engine, the target), v0")
-    for name in ("max_num_batched_tokens", "max_num_seqs"):
+    for name in ("max_num_batched_tokens", "max_num_seqs", "sequence_tokens"):
         value = getattr(i, name)
         if value is not None and value < 1:
             raise InputError(name, value, "expected an integer >= 1")
@@ -172,12 +176,18 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         max(0, pool) // stage.bytes_per_token(ctx) // BLOCK_SIZE * BLOCK_SIZE if stage.bytes_per_token(ctx) else 0
         for pool, stage in zip(pools, stages)
     ]
-    load = [weights.per_stage[s] + stages[s].bytes_per_sequence(ctx) * inputs.concurrency for s in range(inputs.pp)]
+    def held(stage) -> int:  # the KV the concurrency's sequences hold on one stage, in bytes
+        if inputs.sequence_tokens is None:
+            return stage.bytes_per_sequence(ctx) * inputs.concurrency
+        typical = min(inputs.sequence_tokens, ctx)
+        return stage.bytes_per_sequence(ctx) + stage.bytes_per_sequence(typical) * (inputs.concurrency - 1)
+
+    load = [weights.per_stage[s] + held(stages[s]) for s in range(inputs.pp)]
     heaviest = min(range(inputs.pp), key=lambda s: (capacities[s], -load[s]))
     kv = stages[heaviest]
     weights = weights._replace(per_gpu=weights.per_stage[heaviest])
     capacity = min(capacities)
-    kv_bytes = kv.bytes_per_sequence(ctx) * inputs.concurrency
+    kv_bytes = held(kv)
     return SizeResult(
         model=model,
         gpu=gpu,

@@ -19,8 +19,11 @@ NAME_TOLERANCE = 0.10
 # §7/§10 "if scaling is slower than the traffic ramp, elasticity doesn't exist": how fast traffic rises, by
 # pattern. An assumption (a burst in about a minute, a morning's rise in about half an hour).
 RAMP_SECONDS = {"bursty": 60.0, "diurnal": 1800.0}
-# Typical lengths when not given: output min(512, context / 4) tokens, the prompt half the context.
+# Typical lengths when not given (an assumption, shown in the plan's answers; give prompt_tokens / output_tokens):
+# output min(512, context / 4) tokens, the prompt min(2,048, context / 4). The P99 context is the longest request,
+# not the typical one (§2): half the context as the typical prompt sized every sequence near the P99 length.
 DEFAULT_OUTPUT_TOKENS = 512
+DEFAULT_PROMPT_TOKENS = 2048
 # §2 "using the average instead of P99": a peak given within 25 % of the average the daily volume keeps in flight
 # (or below it) is taken for an average given as the peak. An assumption: a real peak stands clearly above the
 # average (PEAK_TO_AVERAGE below gives the typical ratio, shown beside the warning).

@@ -21,7 +21,8 @@ class Targets(NamedTuple):
 
 
 class ReplicaPlan(NamedTuple):
-    """Copies of one layout for a peak load."""
+    """Copies of one layout for a peak load: ceil(peak / batch), and at least enough copies that the peak's
+    sequences all fit at the full P99 context (§2, the conservative bound), whichever is more; +1 online."""
 
     max_batch: int  # sequences one replica carries within the targets and its KV cache
     kv_batch: int  # what the KV cache alone would admit at the full context
@@ -31,6 +32,7 @@ class ReplicaPlan(NamedTuple):
     replicas: int
     performance: Performance  # one replica at max_batch
     peak_sequences: float  # the load the replicas are sized for
+    set_by: str = "batch"  # "batch" (ceil(peak / batch)) or "p99 bound" (ceil(peak / full-context sequences))
 
 
 def peak_sequences(peak_concurrency: int, peak_rps: float | None, seconds_per_request: float) -> float:
@@ -47,17 +49,24 @@ class BatchLimit(NamedTuple):
     """The batch one replica can carry, what limits it, and the replica's performance and memory there."""
 
     batch: int
-    kv_batch: int  # full-context sequences the KV cache alone admits
+    kv_batch: int  # full-context sequences the KV cache alone admits (the guide's conservative bound, §2)
     limited_by: str  # "peak load", "kv cache", "tpot target" or "ttft target"
     performance: Performance
     result: SizeResult
+    kv_batch_typical: int = 0  # sequences of typical length the KV cache admits, one of them at the full context
 
 
 def max_batch(model, gpu, base: SizeInputs, w: Workload, t: Targets, cap: int) -> BatchLimit:
-    """Largest batch ≤ cap that fits the KV cache and meets the targets (binary search: latency grows with it)."""
+    """Largest batch ≤ cap that fits the KV cache and meets the targets (binary search: latency grows with it).
+
+    With base.sequence_tokens (the typical length) the KV cache holds one full-context sequence and the rest at the
+    typical length: that sets --max-num-seqs; kv_batch stays the full-context count for the replicas' P99 bound."""
     probe = size(model, gpu, base._replace(concurrency=1))
     kv_batch = probe.kv_capacity_tokens // base.context_tokens
-    hi = min(cap, kv_batch)
+    typical = base.sequence_tokens
+    kv_typical = (1 + max(0, probe.kv_capacity_tokens - base.context_tokens) // max(1, min(typical, base.context_tokens))
+                  if typical and kv_batch >= 1 else kv_batch)
+    hi = min(cap, kv_typical)
 
     def run(b: int) -> tuple[Performance, SizeResult]:
         r = size(model, gpu, base._replace(concurrency=b))
@@ -68,13 +77,13 @@ def max_batch(model, gpu, base: SizeInputs, w: Workload, t: Targets, cap: int) -
 
     if hi < 1:
         p, r = run(1)
-        return BatchLimit(0, kv_batch, "kv cache", p, r)
+        return BatchLimit(0, kv_batch, "kv cache", p, r, kv_typical)
     p, r = run(hi)
     if _meets(p, t) and r.fits:
-        return BatchLimit(hi, kv_batch, "peak load" if cap <= kv_batch else "kv cache", p, r)
+        return BatchLimit(hi, kv_batch, "peak load" if cap <= kv_typical else "kv cache", p, r, kv_typical)
     p1, r1 = run(1)
     if not _meets(p1, t):
-        return BatchLimit(0, kv_batch, latency_limit(p1), p1, r1)
+        return BatchLimit(0, kv_batch, latency_limit(p1), p1, r1, kv_typical)
     best = (1, p1, r1)
     lo, high = 2, hi - 1
     while lo <= high:
@@ -85,13 +94,16 @@ def max_batch(model, gpu, base: SizeInputs, w: Workload, t: Targets, cap: int) -
             lo = mid + 1
         else:
             high = mid - 1
-    return BatchLimit(best[0], kv_batch, latency_limit(p) if not _meets(p, t) else "kv cache", best[1], best[2])
+    return BatchLimit(best[0], kv_batch, latency_limit(p) if not _meets(p, t) else "kv cache", best[1], best[2],
+                      kv_typical)
 
 
 def plan_replicas(limit: BatchLimit, peak: float, online: bool, forced: int | None = None) -> ReplicaPlan:
     """ceil(peak / batch) copies, +1 for online traffic (§10); a forced count is kept as given."""
-    for_load = math.ceil(peak / limit.batch) if limit.batch else 0
+    by_batch = math.ceil(peak / limit.batch) if limit.batch else 0
+    by_bound = math.ceil(peak / limit.kv_batch) if limit.kv_batch else 0
+    for_load, set_by = (by_bound, "p99 bound") if by_bound > by_batch else (by_batch, "batch")
     redundancy = 1 if online else 0
     replicas = forced if forced else for_load + redundancy
     return ReplicaPlan(limit.batch, limit.kv_batch, limit.limited_by, for_load, redundancy, replicas,
-                       limit.performance, peak)
+                       limit.performance, peak, set_by)

@@ -20,7 +20,7 @@ def size_json(r: SizeResult, perf=None) -> Size:
         parallel=Parallel(tp=i.tp, pp=i.pp),
         inputs=SizeInputs(weight_precision=i.weight_precision, kv_cache_dtype=i.kv_cache_dtype,
                           context_tokens=i.context_tokens, concurrency=i.concurrency,
-                          gpu_memory_utilization=i.gpu_memory_utilization),
+                          gpu_memory_utilization=i.gpu_memory_utilization, sequence_tokens=i.sequence_tokens),
         per_gpu_bytes=PerGpuBytes(weights=r.weights.per_gpu, kv_cache=r.kv_cache_bytes, activations=r.activation.peak,
                                   reserve=r.reserve.total, total=r.total_bytes),
         usable_bytes=r.usable_bytes,

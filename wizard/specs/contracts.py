@@ -71,6 +71,9 @@ class SizeInputs(_Strict):
     context_tokens: int
     concurrency: int
     gpu_memory_utilization: float
+    sequence_tokens: int | None = None
+    """the plan's typical sequence: KV held by each sequence but one, which holds the full context (absent: every
+    sequence at the full context)"""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -124,6 +127,11 @@ class Performance(_Strict):
     max_batch: int
     limited_by: str
     kv_batch: int | None = None
+    """full-context sequences the KV cache admits: the replicas hold the peak at this count (§2)"""
+    kv_batch_typical: int | None = None
+    """typical-length sequences the KV cache admits (one of them at the full context): caps --max-num-seqs"""
+    replicas_set_by: str | None = None
+    """what set the replicas: "batch" (ceil(peak / max_batch)) or "p99 bound" (ceil(peak / kv_batch))"""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -4,7 +4,7 @@ timeouts, budget and degradation; the vendor owns model, cards and scaling). Sta
     LLM_API_KEY=... python client/client.py "your prompt"
 
 Environment: LLM_API_BASE (default "https://api.example.com/v1"), LLM_API_KEY, LLM_MODEL (default "Qwen/Qwen3-32B"),
-MONTHLY_BUDGET_USD (default 924.56), FALLBACK_API_BASE / FALLBACK_API_KEY / FALLBACK_MODEL (optional:
+MONTHLY_BUDGET_USD (default 588.35), FALLBACK_API_BASE / FALLBACK_API_KEY / FALLBACK_MODEL (optional:
 a second provider or a smaller model used when the first fails after its retries).
 """
 
@@ -25,7 +25,7 @@ MODEL = os.environ.get("LLM_MODEL", "Qwen/Qwen3-32B")
 # USD per million input / output tokens: the price the plan's managed bill used (estimated from Qwen/Qwen3-235B-A22B (deepinfra): the nearest listed active size in its family (Qwen3): 21.57 B for its 31.98 B; 2026-11-30, read via litellm's community price map (litellm 1.110.2), an aggregator).
 # The budget guard below prices every call's usage at it; replace it with your provider's quoted price.
 PRICE_IN, PRICE_OUT = 0.18, 0.54
-MONTHLY_BUDGET_USD = float(os.environ.get("MONTHLY_BUDGET_USD", "924.56"))
+MONTHLY_BUDGET_USD = float(os.environ.get("MONTHLY_BUDGET_USD", "588.35"))
 CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 5, 107
 RETRIES, BACKOFF_S = 4, 0.5  # exponential backoff with jitter on 429, 5xx and timeouts
 LEDGER = Path(os.environ.get("USAGE_FILE", Path(__file__).with_name("usage.json")))

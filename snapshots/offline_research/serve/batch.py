@@ -26,7 +26,7 @@ def main() -> int:
         tensor_parallel_size=4,
         pipeline_parallel_size=1,
         max_model_len=8192,
-        max_num_seqs=56,
+        max_num_seqs=64,
         gpu_memory_utilization=0.9,
     )
     params = SamplingParams(max_tokens=MAX_TOKENS, temperature=0.0)

@@ -4,7 +4,7 @@ timeouts, budget and degradation; the vendor owns model, cards and scaling). Sta
     LLM_API_KEY=... python client/client.py "your prompt"
 
 Environment: LLM_API_BASE (default "https://api.together.xyz/v1"), LLM_API_KEY, LLM_MODEL (default "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo"),
-MONTHLY_BUDGET_USD (default 5.55), FALLBACK_API_BASE / FALLBACK_API_KEY / FALLBACK_MODEL (optional:
+MONTHLY_BUDGET_USD (default 3.07), FALLBACK_API_BASE / FALLBACK_API_KEY / FALLBACK_MODEL (optional:
 a second provider or a smaller model used when the first fails after its retries).
 """
 
@@ -25,7 +25,7 @@ MODEL = os.environ.get("LLM_MODEL", "meta-llama/Meta-Llama-3.1-70B-Instruct-Turb
 # USD per million input / output tokens: the price the plan's managed bill used (together_ai, 2026-11-30, read via litellm's community price map (litellm 1.110.2), an aggregator: PyPI litellm 1.110.2 wheel, litellm/model_prices_and_context_window_backup.json, key 'together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo' (input/output_cost_per_token x 1e6; per-entry update date not recorded); upstream listed there: https://api.together.ai/v1/models).
 # The budget guard below prices every call's usage at it; replace it with your provider's quoted price.
 PRICE_IN, PRICE_OUT = 0.88, 0.88
-MONTHLY_BUDGET_USD = float(os.environ.get("MONTHLY_BUDGET_USD", "5.55"))
+MONTHLY_BUDGET_USD = float(os.environ.get("MONTHLY_BUDGET_USD", "3.07"))
 CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 5, 107
 RETRIES, BACKOFF_S = 4, 0.5  # exponential backoff with jitter on 429, 5xx and timeouts
 LEDGER = Path(os.environ.get("USAGE_FILE", Path(__file__).with_name("usage.json")))
