@@ -16,6 +16,9 @@ from wizard.errors import InputError, printable
 
 EXIT_OK, EXIT_USAGE = 0, 2
 DEFAULT_GPU = "h100-sxm-80gb"
+# `doctor --symptom` ids, for --help only (trees/doctor.yaml defines them; a test keeps the two equal)
+DOCTOR_SYMPTOMS = ("slower_on_more_gpus", "multi_node_hang", "overwhelmed_after_scale_out", "errors_during_rollout",
+                   "bill_too_high")
 
 
 class Parser(argparse.ArgumentParser):
@@ -89,6 +92,19 @@ def build_parser() -> Parser:
     schema = sub.add_parser("schema", help="the JSON Schema of a public JSON object")
     schema.add_argument("object", choices=("plan", "answers", "size"),
                         help="plan: plan --json and plan.json; answers: the answers file; size: size --json")
+
+    doctor = sub.add_parser("doctor", help="§11 troubleshooting: from a symptom to its cause and fix, reading plan.json",
+                            description="Walk the guide's §11 troubleshooting from a symptom to its cause and fix. "
+                                        "On a terminal it asks; elsewhere --symptom and --answer carry the walk. "
+                                        "With --plan, every check the plan settles is answered from it.")
+    doctor.add_argument("--symptom", metavar="ID", default=None, help="the symptom: " + ", ".join(DOCTOR_SYMPTOMS))
+    doctor.add_argument("--plan", metavar="plan.json", default=None,
+                        help="a plan (`plan --json`, or a starter repo's plan.json): answers every check it can; "
+                             "without --symptom and off a terminal, lists the causes the plan shows by itself")
+    doctor.add_argument("--answer", action="append", default=[], metavar="KEY=VALUE",
+                        help="answer a check (repeatable); wins over the plan's answer")
+    doctor.add_argument("--json", action="store_true",
+                        help="print one JSON object: {symptom, path: [{node, value, why, source}], cause, fix, section}")
 
     models = sub.add_parser("models", help="list the bundled model catalog")
     models.add_argument("--json", action="store_true")
@@ -318,8 +334,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from wizard.doctor_ui import run_doctor
+
+    return run_doctor(args.symptom, args.plan, args.answer, args.json)
+
+
 COMMANDS = {"size": cmd_size, "plan": cmd_plan, "tree": cmd_tree, "models": cmd_models, "gpus": cmd_gpus,
-            "ask": cmd_ask, "schema": cmd_schema}
+            "ask": cmd_ask, "schema": cmd_schema, "doctor": cmd_doctor}
 
 
 if __name__ == "__main__":  # pragma: no cover
