@@ -161,3 +161,39 @@ def test_a_compute_result_must_be_what_its_node_declares(monkeypatch):
             run_answers(answers)
         r = run_main("tree", "lint")
         assert r.code == 1 and words in r.out, r.out
+
+
+def test_every_example_lint_prints_reaches_its_recommendation_through_plan(tmp_path):
+    """Issue #12: the answers `tree lint` prints for each recommendation, written to an answers file and planned
+    with `plan --answers`, reach that recommendation (the symbolic walk alone would show an 8B model on a TP road)."""
+    from cli_run import run_main
+    from wizard.session.tree_replay import replay
+
+    tree = load_tree()
+    report = lint(tree, FUNCTIONS, accepted_values())
+    examples, problems = replay(tree, report.reached)
+    assert problems == [] and set(examples) == set(report.reached)
+    for leaf, answers in examples.items():
+        path = tmp_path / f"{leaf}.yaml"
+        path.write_text(yaml.safe_dump({k: v for k, v in answers.items() if v is not None}))
+        r = run_main("plan", "--answers", str(path), "--json")
+        assert r.code == 0, (leaf, r.err)
+        assert r.json()["path"][-1]["node"] == leaf, (leaf, answers)
+
+
+def test_a_recommendation_no_example_reaches_is_a_lint_error():
+    """Without the questions' `examples`, the symbolic answers for a CPU batch job (64 sequences in flight) never
+    reach it through the engine (CPU serving is for at most 4): lint says so instead of printing them."""
+    from dataclasses import replace
+
+    from wizard.session.tree_replay import replay
+    from wizard.tree.schema import Question
+
+    tree = load_tree()
+    report = lint(tree, FUNCTIONS, accepted_values())
+    bare = replace(tree, nodes={k: replace(n, examples=[]) if isinstance(n, Question) else n
+                                for k, n in tree.nodes.items()})
+    examples, problems = replay(bare, {"cpu_batch": report.reached["cpu_batch"]})
+    assert "cpu_batch" not in examples
+    assert problems == ["recommendation cpu_batch: none of 1 example answer sets reaches it through the engine "
+                        "(add `examples:` values to a question node that decides it)"]

@@ -257,7 +257,10 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
     report = lint(tree, FUNCTIONS, accepted_values())
     if args.action == "lint":
-        report = report._replace(errors=report.errors + contract_errors(tree, report.reached))
+        from wizard.session.tree_replay import replay
+
+        examples, problems = replay(tree, report.reached) if report.ok else ({}, [])
+        report = report._replace(errors=report.errors + problems, reached=examples or report.reached)
         from wizard.report import print_lint
 
         print_lint(report)
@@ -269,24 +272,6 @@ def cmd_tree(args: argparse.Namespace) -> int:
     else:
         print_tree_paths(tree, report)
     return EXIT_OK
-
-
-def contract_errors(tree, reached: dict) -> list[str]:  # noqa: ANN001 (a Tree; imported lazily)
-    """Replay the first answers reaching each recommendation through the real compute functions: each result
-    must be the facts its node declares (names and types). Answers the real engine refuses are skipped."""
-    from wizard.session.session import ContractError, run_answers
-
-    errors = []
-    for leaf, answers in reached.items():
-        try:
-            run_answers(answers, tree)
-        except ContractError as e:
-            errors.append(f"replaying the answers that reach {leaf}: {e}")
-        except InputError:
-            continue
-        except Exception as e:  # noqa: BLE001 (a tree file's own defaults can break a compute function)
-            errors.append(f"replaying the answers that reach {leaf}: {type(e).__name__}: {e}")
-    return errors
 
 
 def cmd_models(args: argparse.Namespace) -> int:

@@ -147,6 +147,9 @@ class Question(_Strict):
     optional: bool = False  # may be left empty (then the key is absent from the answers)
     default_if: list[DefaultIf] = field(default_factory=list)  # defaults that depend on earlier answers
     maximum_from: UpperBound | None = None  # a bound that depends on earlier answers
+    # values `tree lint` tries in its example answers when the real engine, not the tree's conditions, decides the
+    # road (a model that fits one card, one that needs a node, one that needs several)
+    examples: list[Union[str, bool, int, float]] = field(default_factory=list)
     next: list[Edge] = _edges()
 
 
