@@ -232,3 +232,34 @@ def test_usable_at_80_by_24():
 
 def test_no_terminal_is_one_line_and_exit_2():
     assert_one_line_error(run_cli(), "terminal", "ask", "plan --answers")
+
+
+def test_f2_troubleshoots_with_the_plan_of_the_walk():
+    """The wizard entry of `doctor` (§11): F2 on the summary of a forced TP 4 for a model that fits one card; the
+    plan answers the checks it settles, so the first symptom leads straight to its cause; Escape steps back."""
+    from wizard.tui.doctor_screen import DoctorScreen
+
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        app.session.context.extras.update({"tp": 4})
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await walk(pilot, app, scenario("llama8b_tp_forced"))
+            assert isinstance(app.screen, SummaryScreen)
+            await pilot.press("f2")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, DoctorScreen) and screen.facts
+            await pilot.press("enter")  # the first symptom: fast on one card, slower on several
+            await pilot.pause()
+            shown = screen.shown
+            await pilot.press("escape")
+            await pilot.pause()
+            back_at_symptoms = screen.symptom is None
+            await pilot.press("escape")
+            await pilot.pause()
+            return shown, back_at_symptoms, isinstance(app.screen, SummaryScreen)
+
+    shown, back_at_symptoms, closed = asyncio.run(run())
+    assert "Tensor parallelism for a model that fits one card" in shown and "from plan.json" in shown
+    assert back_at_symptoms and closed

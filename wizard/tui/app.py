@@ -32,6 +32,7 @@ class WizardApp(App):
     BINDINGS = [
         Binding("escape", "go_back", "Back", id="back"),
         Binding("f1", "help", "Help", id="help"),
+        Binding("f2", "doctor", "Troubleshoot", id="doctor"),
         Binding("ctrl+t", "toggle_dark", "Theme", id="theme"),
         Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True),
         Binding("f10", "request_quit", "Quit (F10)", id="quit-f10", show=False, priority=True),
@@ -133,6 +134,20 @@ class WizardApp(App):
         q = self.session.question
         if q is not None:
             self.push_screen(HelpScreen(f"{q.prompt}  ({q.section})", q.help))
+
+    def action_doctor(self) -> None:
+        """§11 troubleshooting; with a finished walk its plan answers the checks it can."""
+        from wizard.tui.doctor_screen import DoctorScreen
+
+        if isinstance(self.screen, DoctorScreen):
+            return
+        plan = None
+        if self.session.recommendation is not None:
+            try:
+                plan = build_plan(self.session)
+            except InputError:
+                plan = None
+        self.push_screen(DoctorScreen(plan))
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
