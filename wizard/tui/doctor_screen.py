@@ -17,6 +17,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from wizard.tree.doctor import Symptom
+
 
 class DoctorScreen(ModalScreen[None]):
     """Symptom → checks → cause and fix, in one dialog."""
@@ -37,7 +39,7 @@ class DoctorScreen(ModalScreen[None]):
         self.doctor_tree = bundled_doctor_tree()
         self.facts = plan_facts(plan) if plan is not None else {}
         self.figures = plan_figures(plan) if plan is not None else None
-        self.symptom = None
+        self.symptom: Symptom | None = None
         self.answers: dict[str, str] = {}
         self.order: list[str] = []  # the checks answered here, in order (Back takes the last one back)
         self.shown = ""  # the dialog's text as plain text (what a screen reader or a test reads)
