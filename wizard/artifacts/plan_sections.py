@@ -81,6 +81,10 @@ def layout_section(plan: Plan, answers: dict[str, Any]) -> Section | None:
     bound = perf.kv_batch if perf else None
     if answers.get("replicas"):
         replicas_basis = f"as asked (the rule is ceil(peak / {batch}){' + 1 spare' if online else ''}, §5, §10)"
+    elif perf is not None and perf.replicas_set_by == "deadline" and plan.cost is not None:
+        hours = getattr(plan.cost, "job_hours", None)
+        replicas_basis = (f"copies enough to finish the job before its deadline ({hours:,.1f} h on {plan.replicas} "
+                          "copies, §12)" if hours is not None else "copies enough to finish the job before its deadline (§12)")
     elif perf is not None and perf.replicas_set_by == "p99 bound" and bound:
         replicas_basis = (f"ceil(peak / {bound}): the peak must fit at the full P99 context ({bound} such sequences "
                           f"per replica, §2) — more than ceil(peak / {batch}) by the typical lengths{spare}")
@@ -194,22 +198,27 @@ def cost_section(plan: Plan) -> Section | None:
         headline = f"managed API bill {usd(c.managed_usd_month)} + staff {usd(c.staff_usd_month)} = {usd(c.total_usd_month)}"
         if c.managed_usd_month is None:
             headline += " (no daily volume to price the bill at: give daily_requests)"
+    elif plan.exposure == "none":  # offline (§12): the job and the cost per token lead; a month is the comparison
+        lead = []
+        if c.job_usd is not None and c.job_hours is not None:
+            lead.append(f"this job {usd(c.job_usd)} in {c.job_hours:,.1f} h on {plan.gpus_total} GPUs")
+        if c.usd_per_mtok is not None:
+            lead.append(f"GPU cost ${c.usd_per_mtok:,.2f} per million output tokens at full use")
+        headline = "; ".join(lead + [f"rented all month: GPU bill {usd(c.gpu_bill_usd_month)} (no idle share) + staff "
+                                     f"{usd(c.staff_usd_month)} = {usd(c.total_usd_month)}"])
     else:
         headline = (f"GPU bill {usd(c.gpu_bill_usd_month)} (idle share {usd(c.idle_usd_month)}) + staff "
                     f"{usd(c.staff_usd_month)} = {usd(c.total_usd_month)}")
+    if not isinstance(c, ManagedCost):
         price = c.gpu_price
-        rows.append(Row("GPU bill", usd(c.gpu_bill_usd_month),
+        rows.append(Row("GPU bill" if plan.exposure != "none" else "GPU bill, all month", usd(c.gpu_bill_usd_month),
                         f"${price.usd_per_gpu_hour}/GPU-hour ({price.kind}, {price_basis(price)}) × {plan.gpus_total} "
                         f"GPUs × {HOURS_PER_MONTH} h" if price else "no price for this GPU in the catalog: set gpu_hour_usd"))
         utilization = (f"{c.utilization_exact:.4f}" if c.utilization_exact is not None else "unknown")
         rows.append(Row("of which idle", usd(c.idle_usd_month), f"bill × (1 − utilization {utilization}"
                         + (f", from {c.utilization_basis}" if c.utilization_basis else "") + ") — already inside the bill"))
-    if c.usd_per_mtok is not None:
+    if c.usd_per_mtok is not None and plan.exposure != "none":
         headline += f"; ${c.usd_per_mtok:,.2f} per million output tokens"
-        if plan.exposure == "none":
-            headline += " at full use"
-    if isinstance(c, Cost) and c.job_usd is not None and c.job_hours is not None:
-        headline += f"; this job {usd(c.job_usd)} in {c.job_hours:,.1f} h"
     if isinstance(c, ManagedCost):
         rows.append(Row("managed API bill", usd(c.managed_usd_month),
                         managed_price_text(c.managed_price) if c.managed_price else "no managed price for this model"))
@@ -226,9 +235,12 @@ def cost_section(plan: Plan) -> Section | None:
                         + (f" × ${c.gpu_price.usd_per_gpu_hour}/h" if c.gpu_price else ""), strong=True))
     rows.append(Row("operations staff", usd(c.staff_usd_month),
                     f"by exposure {plan.exposure} (an assumption: set staff_usd_month)"))
-    rows.append(Row("total", usd(c.total_usd_month), ("managed bill + staff" if managed_plan else "bill + staff")
-                    + (f"; ${c.usd_per_mtok:,.2f} per million output tokens" if c.usd_per_mtok is not None else ""),
-                    strong=True))
+    if plan.exposure == "none":
+        total_basis = "GPU bill + staff, rented all month (the job alone: the row above)"
+    else:
+        total_basis = (("managed bill + staff" if managed_plan else "bill + staff")
+                       + (f"; ${c.usd_per_mtok:,.2f} per million output tokens" if c.usd_per_mtok is not None else ""))
+    rows.append(Row("total", usd(c.total_usd_month), total_basis, strong=True))
     if isinstance(c, Cost) and c.managed_usd_month is not None and c.managed_price is not None:
         rows.append(Row("managed API, same volume", usd(c.managed_usd_month), managed_price_text(c.managed_price)))
         if c.managed_total_usd_month is not None:

@@ -8,6 +8,7 @@ it implements.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Callable, NamedTuple
 
 from wizard.errors import InputError
@@ -29,6 +30,7 @@ from wizard.sources.catalog import find_entry, find_gpu, gpu_catalog
 from wizard.sources.prices import estimate_managed_price, gpu_prices, managed_price
 from wizard.sources.resolve import resolve_model
 from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
+from wizard.tree.schema import ExposureMap, Recommendation
 
 GIB = 2**30
 # "8B", "0.6B", "70b", and Mixtral-style "8x7B"; an "A3B" (active) suffix is not a size.
@@ -185,18 +187,23 @@ def typical_lengths(env: dict[str, Any], extras: dict[str, Any]) -> tuple[int, i
     return prompt, output
 
 
-# DOMAIN §6 as the tree's self-hosted recommendations expose a layout: online serving by operations capability
-# (the ExposureMap of single_gpu, one_node_tp and multi_node), offline batch jobs with no server ("none").
-# tests/test_plan_consistency.py checks this against every self-hosted leaf of the bundled tree.
-ONLINE_EXPOSURE = {"none": "gateway", "basic": "gateway", "kubernetes": "kubernetes", "platform": "gateway"}
+@lru_cache(maxsize=1)
+def online_exposure() -> ExposureMap:
+    """§6 as the tree writes it once (trees/deployment.yaml, &online_exposure): operations capability → exposure of
+    an online self-hosted layout. Offline batch jobs have no server (exposure "none")."""
+    from wizard.tree.loader import bundled_tree
+
+    return next(n.exposure for n in bundled_tree().nodes.values()
+                if isinstance(n, Recommendation) and isinstance(n.exposure, ExposureMap))
 
 
 def layout_exposure(env: dict[str, Any]) -> str:
     """The exposure a self-hosted layout gets with these answers: whose staff cost its monthly total carries."""
     if env.get("workload", "online") != "online":
         return "none"
+    exposure = online_exposure()
     # a managed road may never ask ops_capability: then the tree's own default for it
-    return ONLINE_EXPOSURE[str(env.get("ops_capability") or rules()["ops_capability"].default)]
+    return exposure.map[str(env.get(exposure.var) or rules()[exposure.var].default)]
 
 
 def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None, floor_sequences: float = 0.0) -> Search:
@@ -262,19 +269,39 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None, floor_seque
     return Search(ranked, everything, load, base)
 
 
+class Sized(NamedTuple):
+    """A search whose load is at least the average the daily volume keeps in flight (sized_search)."""
+
+    search: Search
+    average: float  # sequences in flight on average, at `request_s` per request (Little's law)
+    request_s: float  # the predicted request time of the chosen layout that gave the average
+
+
+def sized_search(env: dict[str, Any], ctx: Context, gpus_filter=None) -> Sized:
+    """§2 "P99, not the average": the search for the peak given, and — when the daily volume keeps more sequences
+    in flight on average than that, at the request time the chosen layout predicts (TTFT + output × TPOT; never
+    the targets) — again with the average as the load, until the average the plan reports is the one it carries
+    (a larger load means larger batches and slower requests: at most a few rounds). Every search of a plan (the
+    chosen layout, the fp8 option, the self-hosting comparison of a managed plan) goes through here."""
+    found = plan_search(env, ctx, gpus_filter)
+    average, seconds = average_sequences(env, found), request_seconds(found)
+    for _ in range(4):
+        if average <= found.load.peak_sequences * 1.001:
+            break
+        found = plan_search(env, ctx, gpus_filter, floor_sequences=average)
+        average, seconds = average_sequences(env, found), request_seconds(found)
+    return Sized(found, average, seconds)
+
+
 def fit(env: dict[str, Any], ctx: Context) -> Computed:
     """§1, §2, §3, §5, §8: the layout in the fixed order, priced; replicas for the peak within the targets."""
     spec = ctx.model(env["model"])
     peak = int(env["peak_concurrency"])
     online = env.get("workload", "online") == "online"
-    found = plan_search(env, ctx)
-    # §2 "P99, not the average": the sequences the daily volume keeps in flight on average, by Little's law at the
-    # request time this plan predicts (TTFT + output × TPOT of the chosen layout; never the targets). A peak
-    # given below that average cannot be right: the replicas then carry the average (one more search) and the
-    # average_not_p99 warning says so.
-    average = average_sequences(env, found)
-    if average > found.load.peak_sequences:
-        found = plan_search(env, ctx, floor_sequences=average)
+    # §2 "P99, not the average": a peak given below the average the daily volume keeps in flight cannot be right:
+    # the replicas then carry the average and the average_not_p99 warning says so (sized_search)
+    sized = sized_search(env, ctx)
+    found, average = sized.search, sized.average
     everything, load, base = found.everything, found.load, found.base
     forced_tp = ctx.extras.get("tp")
     chosen = found.ranked[0]
@@ -298,6 +325,8 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         tp_reason = "asked"
     elif not singles:
         tp_reason = "not_fit"
+    elif not online:  # §12: offline ranks by cost per token, and a split layout came out cheaper per token
+        tp_reason = "cost_per_token"
     else:  # §5 with §9 Q3: a card holds it, but no single-GPU layout meets the P99 targets; TP shortens each step
         tp_reason = "targets"
     facts = {
@@ -333,7 +362,7 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "implied_concurrency": round(implied, 1),
         "peak_below_average": online and implied > 0 and peak <= implied * AVERAGE_MARGIN,
         "sized_on_average": implied > peak,
-        "request_s": round(request_seconds(found), 2),
+        "request_s": round(sized.request_s, 2),
         "peak_to_average": shape,
         "cold_start_s": round(starts.total_s),
         **_form_costs(everything, chosen),
@@ -378,7 +407,7 @@ def _fp8_option(env: dict[str, Any], ctx: Context, spec: ModelSpec, chosen: Cand
     if env.get("gpu", "auto") != "auto" and not find_gpu(env["gpu"]).fp8_support:
         return False, None
     try:
-        ranked = plan_search({**env, "weight_precision": "fp8"}, ctx, gpus_filter=lambda g: g.fp8_support).ranked
+        ranked = sized_search({**env, "weight_precision": "fp8"}, ctx, gpus_filter=lambda g: g.fp8_support).search.ranked
     except InputError:
         return True, None
     best = ranked[0] if ranked else None  # ranked: the layouts meeting the targets first

@@ -367,6 +367,7 @@ def plan_figures(plan: Plan | None) -> dict[str, Any] | None:
         "total_usd_month": cost.total_usd_month if cost is not None else None,
         "managed_total_usd_month": cost.managed_total_usd_month if isinstance(cost, Cost) else None,
     }
+    figures["tp_reason"] = fit.get("tp_reason") if isinstance(fit.get("tp_reason"), str) else None
     assert tuple(figures) == PLAN_FIGURES, "plan_figures and PLAN_FIGURES list the same names"
     return figures
 

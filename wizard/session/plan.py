@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.session.computes import Fit, plan_search, typical_lengths
+from wizard.session.computes import Fit, sized_search, typical_lengths
 from wizard.session.session import Session
 from wizard.sizing.cost import DAYS_PER_MONTH, managed_cost, staff_cost
 from wizard.sizing.size_json import size_json
@@ -137,7 +137,8 @@ def managed_plan_cost(session: Session) -> c.ManagedCost:
     # What self-hosting the same load would cost: the cheapest layout of the search, at the staff cost of the
     # exposure these answers would give it (§6, §8, §12); its total is the candidate's own Cost.
     try:
-        ranked = [] if session.context.quick else plan_search({**env, "gpu": env.get("gpu", "auto")}, session.context).ranked
+        ranked = [] if session.context.quick else sized_search({**env, "gpu": env.get("gpu", "auto")},
+                                                                session.context).search.ranked
     except InputError:
         ranked = []
     if ranked:

@@ -83,7 +83,8 @@ def average_utilization(capacity_sequences: float, peak_sequences: float, daily_
 
 
 def offline_cost(*, gpus: int, copies: int, price: GpuPrice | None, exposure: str, tokens_per_s_per_copy: float,
-                 output_tokens: int, job_requests: int | None, staff_override: float | None = None) -> Cost:
+                 output_tokens: int, job_requests: int | None, staff_override: float | None = None,
+                 managed: ManagedPrice | None = None) -> Cost:
     """§12 offline work: no idle share, cost per million output tokens at full use, and the job's hours and bill."""
     staff = staff_cost(exposure, staff_override)
     bill = price.usd_per_gpu_hour * gpus * HOURS_PER_MONTH if price is not None else None
@@ -98,7 +99,7 @@ def offline_cost(*, gpus: int, copies: int, price: GpuPrice | None, exposure: st
         gpu_bill_usd_month=bill, idle_usd_month=0.0 if bill is not None else None, staff_usd_month=staff,
         total_usd_month=bill + staff if bill is not None else None, usd_per_mtok=per_mtok, managed_usd_month=None,
         average_utilization=1.0, utilization_basis="offline: the GPUs run flat out while the job runs",
-        gpu_price=price, managed_price=None, break_even_daily_requests=None, monthly_output_mtok=None,
+        gpu_price=price, managed_price=managed, break_even_daily_requests=None, monthly_output_mtok=None,
         exposure=exposure, job_requests=job_requests, job_hours=hours, job_usd=usd,
         job_output_tokens=output_tokens if job_requests else None,
     )

@@ -116,7 +116,7 @@ def evaluate(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int,
         one_copy_s = load.job_requests * load.workload.output_tokens / max(limit.performance.output_tokens_per_s, 1e-9)
         needed = math.ceil(one_copy_s / load.deadline_s)
         if needed > replicas.replicas:
-            replicas = replicas._replace(replicas=needed, for_load=needed)
+            replicas = replicas._replace(replicas=needed, for_load=needed, set_by="deadline")
     cost = layout_cost(load, price, replicas.replicas * tp * pp, replicas.replicas * carried, limit.performance,
                        copies=replicas.replicas)
     return Candidate(form_of(tp, pp, gpu), gpu, tp, pp, limit, replicas, cost)
@@ -129,7 +129,7 @@ def layout_cost(load: Load, price: GpuPrice | None, gpus: int, capacity_sequence
     load.exposure. Every figure the plan shows for a layout is this Cost, computed once per candidate."""
     w = load.workload
     if not load.online:
-        return offline_cost(gpus=gpus, copies=copies, price=price, exposure=load.exposure,
+        return offline_cost(gpus=gpus, copies=copies, price=price, exposure=load.exposure, managed=load.managed,
                             tokens_per_s_per_copy=performance.output_tokens_per_s, output_tokens=w.output_tokens,
                             job_requests=load.job_requests, staff_override=load.staff_usd_month)
     seconds = (performance.ttft_ms + w.output_tokens * performance.tpot_ms) / 1000

@@ -32,7 +32,8 @@ class ReplicaPlan(NamedTuple):
     replicas: int
     performance: Performance  # one replica at max_batch
     peak_sequences: float  # the load the replicas are sized for
-    set_by: str = "batch"  # "batch" (ceil(peak / batch)) or "p99 bound" (ceil(peak / full-context sequences))
+    set_by: str = "batch"  # "batch" (ceil(peak / batch)), "p99 bound" (ceil(peak / full-context sequences)),
+    # or "deadline" (offline: copies enough to finish the job in time)
 
 
 def peak_sequences(peak_concurrency: int, peak_rps: float | None, seconds_per_request: float) -> float:
@@ -101,7 +102,8 @@ def max_batch(model, gpu, base: SizeInputs, w: Workload, t: Targets, cap: int) -
 def plan_replicas(limit: BatchLimit, peak: float, online: bool, forced: int | None = None) -> ReplicaPlan:
     """ceil(peak / batch) copies, +1 for online traffic (§10); a forced count is kept as given."""
     by_batch = math.ceil(peak / limit.batch) if limit.batch else 0
-    by_bound = math.ceil(peak / limit.kv_batch) if limit.kv_batch else 0
+    # online only: offline work has no P99 request to keep whole (availability doesn't matter, §12; vLLM preempts)
+    by_bound = math.ceil(peak / limit.kv_batch) if limit.kv_batch and online else 0
     for_load, set_by = (by_bound, "p99 bound") if by_bound > by_batch else (by_batch, "batch")
     redundancy = 1 if online else 0
     replicas = forced if forced else for_load + redundancy

@@ -131,7 +131,8 @@ class Performance(_Strict):
     kv_batch_typical: int | None = None
     """typical-length sequences the KV cache admits (one of them at the full context): caps --max-num-seqs"""
     replicas_set_by: str | None = None
-    """what set the replicas: "batch" (ceil(peak / max_batch)) or "p99 bound" (ceil(peak / kv_batch))"""
+    """what set the replicas: "batch" (ceil(peak / max_batch)), "p99 bound" (ceil(peak / kv_batch)) or "deadline"
+    (offline: copies enough to finish the job in time)"""
 
 
 @dataclass(slots=True, kw_only=True)

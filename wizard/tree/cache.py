@@ -2,8 +2,9 @@
 
 Validating trees/deployment.yaml means building pydantic schemas for every node class (~50 ms) after importing
 pydantic (~100 ms); the result depends only on the tree file and the code that defines and checks it. So the
-validated Tree is pickled under a key made of exactly those bytes: the tree file, tree/schema.py, tree/loader.py
-and this module. Another tree or another version of that code is another key; nothing is ever stale.
+validated Tree is pickled under a key made of exactly those bytes: the tree file, the code that parses and checks it
+(tree/schema.py, tree/loader.py, yaml_file.py, errors.py, this module), the Python version and the versions of
+PyYAML and pydantic that parse and validate it. Another tree or another version of any of them is another key.
 
 Where: $WIZARD_CACHE_DIR, else $XDG_CACHE_HOME/llm-deploy-wizard, else ~/.cache/llm-deploy-wizard. A pickle can
 run code when loaded, so a cached file is read only when it and its folder belong to this user and nobody else
@@ -27,7 +28,8 @@ from wizard.capped_read import read_capped
 
 MAX_BYTES = 4 * 2**20  # a cached tree is ~30 KB; anything near this is not ours
 KEEP = 8  # cached trees kept (the bundled one, a few --tree files, the last versions of the code)
-_CODE = ("schema.py", "loader.py", "cache.py")  # the code whose behaviour the cached object depends on
+# the code whose behaviour the cached object depends on, relative to the wizard package
+_CODE = ("tree/schema.py", "tree/loader.py", "tree/cache.py", "yaml_file.py", "errors.py")
 
 
 def cache_dir() -> Path:
@@ -41,14 +43,27 @@ def key_for(tree_bytes: bytes) -> str | None:
     """The cache key of a tree file's bytes: sha256 over them, the tree code's sources and the Python version
     (None when a source cannot be read, e.g. an installation without .py files: then there is no cache)."""
     h = hashlib.sha256(tree_bytes)
-    here = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent
     try:
         for name in _CODE:
-            h.update(name.encode() + b"\0" + (here / name).read_bytes())
+            h.update(name.encode() + b"\0" + (package / name).read_bytes())
+        h.update(_pydantic_version_file())
     except OSError:
         return None
-    h.update(sys.version.encode())
+    import yaml
+
+    h.update(f"{sys.version}\0{yaml.__version__}".encode())
     return h.hexdigest()[:40]
+
+
+def _pydantic_version_file() -> bytes:
+    """pydantic's version.py, found without importing pydantic (importing it is the cost the cache avoids)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pydantic")
+    if spec is None or spec.origin is None:
+        raise OSError("pydantic is not installed")
+    return (Path(spec.origin).parent / "version.py").read_bytes()
 
 
 class _TreeUnpickler(pickle.Unpickler):
