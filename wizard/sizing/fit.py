@@ -6,6 +6,7 @@ capacity = pool / KV bytes per token, rounded down to whole blocks (sizing-notes
 """
 
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from wizard.errors import InputError
@@ -152,8 +153,12 @@ def encoder_notes(act: ActivationPeak, model: ModelSpec) -> tuple[str, ...]:
             "'{\"image\": 0}' skips it",)
 
 
+@lru_cache(maxsize=4096)
 def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
-    """Size one layout of one model on one GPU type. Raises InputError for inputs or layouts an engine rejects."""
+    """Size one layout of one model on one GPU type. Raises InputError for inputs or layouts an engine rejects.
+
+    A pure function of its (immutable) arguments, remembered: the layout search asks for the same layout again as
+    it probes batches, and a sizing it already did is not done twice."""
     validate_inputs(inputs)
     check_engine_limits(model, inputs)
     fmt = weight_format(model, inputs.weight_precision)
