@@ -460,8 +460,8 @@ def test_plan_json_alone_lists_the_causes_it_shows(plans):
 def test_a_managed_api_plan_shows_no_self_hosting_cause(plans):
     path, data = plans["managed"]
     assert data["form"] == "managed_api"
-    out = doctor_json("--plan", str(path))
-    assert out["findings"] == [] and len(out["needs_answers"]) == len(TREE.symptoms)
+    out = doctor_json("--plan", str(path))  # §11 is about self-hosted serving: the vendor runs the rest (§6)
+    assert out["applies"] is False and "managed API" in out["reason"] and "findings" not in out
 
 
 # -- bad input: one line, exit 2
@@ -598,3 +598,30 @@ def test_ctrl_c_on_a_terminal_exits_130_without_a_traceback():
     assert code == 130 and "doctor: interrupted" in text and "Traceback" not in text
     code, text = interact(CTRL_C, symptom="bill_too_high", answers=["utilization=below_half"])
     assert code == 130 and "[1] Do the replicas follow the traffic" in text
+
+
+def test_a_plan_offers_only_the_symptoms_that_can_happen_to_it(tmp_path):
+    """A batch job has no rolling upgrade and no autoscaler: with an offline plan.json those symptoms are not walked,
+    and asking for one is one line naming those that apply; a managed API plan is out of §11's scope (§6)."""
+    from cli_run import run_main
+    from wizard.session.plan import build_plan
+    from wizard.session.session import run_answers
+    from wizard.specs.contracts import to_json
+
+    def plan_file(name: str) -> str:
+        answers = yaml.safe_load((Path(__file__).parent / "scenarios" / f"{name}.yaml").read_text())
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(to_json(build_plan(run_answers(answers)))))
+        return str(path)
+
+    offline = plan_file("offline_research")
+    r = run_main("doctor", "--plan", offline, "--json")
+    assert r.code == 0, r.err
+    out = r.json()
+    walked = {item["symptom"] for key in ("findings", "ruled_out", "needs_answers") for item in out[key]}
+    assert walked and not walked & {"errors_during_rollout", "overwhelmed_after_scale_out"}
+    refused = run_main("doctor", "--symptom", "errors_during_rollout", "--plan", offline)
+    assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1
+    assert "offline batch job" in refused.err and "bill_too_high" in refused.err
+    managed = run_main("doctor", "--plan", plan_file("no_ops_team"), "--json")
+    assert managed.code == 0 and managed.json()["applies"] is False and "§6" in managed.json()["reason"]

@@ -46,6 +46,21 @@ def run_doctor(symptom_id: str | None, plan_path: str | None, answer_items: list
     plan = d.read_plan(Path(plan_path)) if plan_path is not None else None
     facts = d.plan_facts(plan) if plan is not None else {}
     figures = d.plan_figures(plan)
+    if symptom is not None and (refused := d.not_applicable(tree, symptom, plan)) is not None:
+        raise refused
+    from dataclasses import replace
+
+    tree = replace(tree, symptoms=d.applicable(tree, plan))  # a plan's kind rules the others out
+    if not tree.symptoms:  # a managed API: the vendor runs what §11 troubleshoots
+        reason = ("§11 troubleshoots self-hosted serving; this plan is a managed API, whose vendor owns \"model, "
+                  "cards, scaling, drivers\" — the team owns caller-side retries, timeouts, budget, degradation (§6)")
+        if as_json:
+            print(json.dumps({"plan": plan_path, "applies": False, "reason": reason}, indent=2, ensure_ascii=False))
+        else:
+            from rich.text import Text
+
+            _print(console, [Text(f"doctor: {reason}")])
+        return EXIT_OK
     ask = interactive if interactive is not None else (not as_json and _isatty(sys.stdin))
     if ask:
         return _interactive(tree, symptom, answers, facts, figures, input, output, console)

@@ -412,10 +412,38 @@ def diagnose(tree: DoctorTree, symptom: Symptom, answers: dict[str, str], facts:
     raise InputError("doctor tree", tree.title, "the walk does not end (a cycle)")
 
 
+PLAN_KINDS = {"online": "an online service", "offline": "an offline batch job", "managed": "a managed API"}
+
+
+def plan_kind(plan: Plan | None) -> str | None:
+    """What a plan runs: "managed" (a managed API), "offline" (a batch job, exposure none) or "online"."""
+    if plan is None:
+        return None
+    if plan.form == "managed_api":
+        return "managed"
+    return "offline" if plan.exposure == "none" else "online"
+
+
+def applicable(tree: DoctorTree, plan: Plan | None) -> list[Symptom]:
+    """The symptoms that can happen to this plan (all of them without one)."""
+    kind = plan_kind(plan)
+    return [s for s in tree.symptoms if kind is None or kind in s.applies]
+
+
+def not_applicable(tree: DoctorTree, symptom: Symptom, plan: Plan | None) -> InputError | None:
+    """The one-line refusal of a symptom that cannot happen to this plan, or None."""
+    kind = plan_kind(plan)
+    if kind is None or kind in symptom.applies:
+        return None
+    accepted = ", ".join(s.id for s in applicable(tree, plan)) or "none"
+    return InputError("--symptom", symptom.id, f"does not happen to {PLAN_KINDS[kind]} (the plan); accepted for it: "
+                      f"{accepted}")
+
+
 def scan(tree: DoctorTree, answers: dict[str, str], facts: dict[str, Fact],
-         figures: dict[str, Any] | None) -> list[Diagnosis | Pending]:
-    """Every symptom walked with what is known (the plan, --answer): what plan.json shows by itself."""
-    return [diagnose(tree, s, answers, facts, figures) for s in tree.symptoms]
+         figures: dict[str, Any] | None, symptoms: list[Symptom] | None = None) -> list[Diagnosis | Pending]:
+    """Every symptom (that can happen to the plan) walked with what is known: what plan.json shows by itself."""
+    return [diagnose(tree, s, answers, facts, figures) for s in (tree.symptoms if symptoms is None else symptoms)]
 
 
 def unused_answers(tree: DoctorTree, answers: dict[str, str], results: list[Diagnosis | Pending]) -> list[str]:

@@ -95,6 +95,10 @@ class Symptom(_Strict):
     help: str = _text()
     section: str = _section()
     start: str
+    # the plans it can happen to: an online service, an offline batch job, a managed API (with a plan.json, the
+    # others are not offered: a batch job has no rolling upgrade, a managed API no cards to split)
+    applies: list[Literal["online", "offline", "managed"]] = field(
+        default_factory=lambda: ["online", "offline", "managed"], metadata={"min_length": 1})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,7 +36,12 @@ class DoctorScreen(ModalScreen[None]):
         from wizard.session.doctor import plan_facts, plan_figures
         from wizard.tree.doctor import bundled_doctor_tree
 
-        self.doctor_tree = bundled_doctor_tree()
+        from dataclasses import replace
+
+        from wizard.session.doctor import applicable
+
+        tree = bundled_doctor_tree()
+        self.doctor_tree = replace(tree, symptoms=applicable(tree, plan))  # the symptoms this plan can have
         self.facts = plan_facts(plan) if plan is not None else {}
         self.figures = plan_figures(plan) if plan is not None else None
         self.symptom: Symptom | None = None
