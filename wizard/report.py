@@ -158,7 +158,7 @@ def print_lint(report) -> None:
     console.print(f"[green]tree lint: ok[/] — {report.probes:,} probe walks, {len(report.paths)} distinct paths, "
                   f"{len(report.reached)} recommendations reached")
     for rec, answers in report.reached.items():
-        shown = escape(", ".join(f"{k}={v}" for k, v in answers.items()))
+        shown = escape(", ".join(f"{k}={v}" for k, v in answers.items() if v is not None))  # left empty: not shown
         console.print(f"  [bold]{rec}[/]: {shown}", highlight=False)
 
 

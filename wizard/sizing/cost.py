@@ -44,7 +44,8 @@ class Cost(NamedTuple):
     break_even_daily_requests: float | None  # above this volume self-hosting is cheaper than the managed API
     monthly_output_mtok: float | None
     capacity_daily_requests: float | None = None  # what these replicas carry a day at full use (Little's law)
-    break_even_beyond_capacity: bool = False  # the break-even volume needs more replicas than this plan has
+    break_even_beyond_capacity: bool | None = False  # the break-even volume needs more replicas than this plan has
+    # (None: no comparison — offline work has no daily volume to compare)
     exposure: str = ""  # whose staff cost is in the total (§6)
     managed_staff_usd_month: float | None = None  # the managed API's own caller-side staff, for the comparison
     managed_total_usd_month: float | None = None  # managed bill + that staff: what the managed road costs in total
@@ -100,7 +101,7 @@ def offline_cost(*, gpus: int, copies: int, price: GpuPrice | None, exposure: st
         total_usd_month=bill + staff if bill is not None else None, usd_per_mtok=per_mtok, managed_usd_month=None,
         average_utilization=1.0, utilization_basis="offline: the GPUs run flat out while the job runs",
         gpu_price=price, managed_price=managed, break_even_daily_requests=None, monthly_output_mtok=None,
-        exposure=exposure, job_requests=job_requests, job_hours=hours, job_usd=usd,
+        exposure=exposure, job_requests=job_requests, job_hours=hours, job_usd=usd, break_even_beyond_capacity=None,
         job_output_tokens=output_tokens if job_requests else None,
     )
 
