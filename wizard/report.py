@@ -9,14 +9,12 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wizard.artifacts.plan_sections import Section, plan_sections
+from wizard.artifacts.plan_sections import Section, gib, plan_sections
 
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.kv_cache import kv_heads_per_rank
 from wizard.specs import GpuSpec
 from wizard.specs.contracts import Plan
-
-GIB = 2**30
 
 
 class _Console(Console):
@@ -29,10 +27,6 @@ class _Console(Console):
 
 def new_console() -> Console:
     return _Console()
-
-
-def gib(n: float) -> str:
-    return f"{n / GIB:,.2f} GiB"
 
 
 def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from wizard.artifacts.context import autoscaled, on_cluster
+from wizard.sizing.cost import HOURS_PER_MONTH
 from wizard.specs.contracts import Cost, GpuPriceJson, ManagedCost, ManagedPriceJson, Plan
 
 GIB = 2**30
-HOURS_PER_MONTH = 730  # the GPU bill's hours (sizing/cost.py)
 # The computed facts a reviewer follows in the path (the rest are in plan.json and the sections).
 PATH_FACTS = ("params_b", "checkpoint_format", "fits_one_gpu", "fits_one_node", "layout_form", "gpu_id", "tp", "pp",
               "replicas", "limited_by", "sixteen_bit_on_quantized")
@@ -51,10 +51,6 @@ def usd(x: float | None) -> str:
 
 def gib(n: float) -> str:
     return f"{n / GIB:,.2f} GiB"
-
-
-def num(n: float) -> str:
-    return f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"
 
 
 def fit_facts(plan: Plan) -> dict[str, Any]:

@@ -49,11 +49,8 @@ class Fit(NamedTuple):
     """What fit() chose, for the plan: every figure the plan shows for the layout comes from here."""
 
     chosen: Candidate  # the layout, its batch limit, replicas and Cost
-    candidates: list[Candidate]  # every layout searched (the alternatives quote their numbers)
-    load: Load
     cold_start: ColdStart
     fp8_option: Candidate | None  # a cheaper plan at fp8 weights, reported beside the chosen one
-    average_sequences: float  # sequences in flight on average: the daily volume × the predicted request time
 
 
 class Search(NamedTuple):
@@ -371,7 +368,7 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "ramp_s": ramp,
         "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
-    return Computed(facts, Fit(chosen, everything, load, starts, fp8, implied))
+    return Computed(facts, Fit(chosen, starts, fp8))
 
 
 def request_seconds(found: Search) -> float:

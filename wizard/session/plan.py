@@ -16,9 +16,6 @@ from wizard.specs import contracts as c
 from wizard.tree.schema import ExposureMap, Recommendation, evaluate
 from wizard.tree.text import render
 
-FORMS = ("cpu", "single_gpu", "single_node_multi_gpu", "multi_node", "managed_api")
-
-
 def exposure_of(rec: Recommendation, env: dict[str, Any]) -> c.Exposure:
     """DOMAIN §6: exposure follows operations capability (a map in the tree) or is fixed by the leaf."""
     if isinstance(rec.exposure, ExposureMap):

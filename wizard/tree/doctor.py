@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple, Union
 
 from wizard.errors import InputError
-from wizard.tree.loader import PACKAGE_TREES, SOURCE_TREES
+from wizard.tree.loader import bundled_file
 from wizard.tree.schema import Edge, _Strict, _Tagged, compares, describe, evaluate
 from wizard.yaml_file import parse_yaml_bytes, read_bytes
 
@@ -126,10 +126,7 @@ class Walk(NamedTuple):
 
 def default_doctor_path() -> Path:
     """trees/doctor.yaml, from the installed package or the source checkout."""
-    for folder in (PACKAGE_TREES, SOURCE_TREES):
-        if (folder / "doctor.yaml").is_file():
-            return folder / "doctor.yaml"
-    raise InputError("doctor tree", "doctor.yaml", "the bundled troubleshooting tree is missing from this installation")
+    return bundled_file("doctor.yaml", "doctor tree", "the bundled troubleshooting tree")
 
 
 @lru_cache(maxsize=1)

@@ -22,12 +22,17 @@ PACKAGE_TREES = Path(__file__).resolve().parent.parent / "trees"  # inside the w
 SOURCE_TREES = Path(__file__).resolve().parent.parent.parent / "trees"  # a source checkout / editable install
 
 
+def bundled_file(name: str, field: str = "tree", what: str = "the bundled tree") -> Path:
+    """trees/<name>, from the installed package or the source checkout."""
+    for folder in (PACKAGE_TREES, SOURCE_TREES):
+        if (folder / name).is_file():
+            return folder / name
+    raise InputError(field, name, f"{what} is missing from this installation")
+
+
 def default_tree_path() -> Path:
     """trees/deployment.yaml, from the installed package or the source checkout."""
-    for folder in (PACKAGE_TREES, SOURCE_TREES):
-        if (folder / "deployment.yaml").is_file():
-            return folder / "deployment.yaml"
-    raise InputError("tree", "deployment.yaml", "the bundled tree is missing from this installation")
+    return bundled_file("deployment.yaml")
 
 
 @lru_cache(maxsize=1)

@@ -65,8 +65,7 @@ def walk(tree: Tree, supplied: Mapping[str, Any], compute: ComputeFn, *, use_def
         if isinstance(node, Question):
             if node.var in supplied:
                 value = supplied[node.var]
-            elif use_defaults and (default_in(node, env) is not None or node.optional):
-                value = default_in(node, env)
+            elif use_defaults and ((value := default_in(node, env)) is not None or node.optional):
                 origin = "tree default"
             else:
                 return WalkState(tuple(path), answers, facts, node_id, None, details)
