@@ -290,11 +290,16 @@ WALKS = [
      "no_graceful_shutdown", "§11", ["preStop", "--shutdown-timeout"]),
     ("errors_during_rollout", {"replicas_online": "several", "readiness_inference": "yes", "graceful_shutdown": "yes",
                                "spare_replica": "no"}, "no_spare_replica", "§5", ["N + 1"]),
-    ("bill_too_high", {"utilization": "below_half", "replicas_follow_traffic": "always_on"}, "idle_share", "§8",
-     ["average utilization", "time of day"]),
-    ("bill_too_high", {"utilization": "below_half", "replicas_follow_traffic": "follow"}, "oversized_cards", "§8",
-     ["better-fitting card type"]),
-    ("bill_too_high", {"utilization": "above_half"}, "gpu_hours", "§8", ["throughput per card"]),
+    ("bill_too_high", {"work_kind": "service", "utilization": "below_half", "replicas_follow_traffic": "always_on"},
+     "idle_share", "§8", ["average utilization", "time of day"]),
+    ("bill_too_high", {"work_kind": "service", "utilization": "below_half", "replicas_follow_traffic": "follow"},
+     "oversized_cards", "§8", ["better-fitting card type"]),
+    ("bill_too_high", {"work_kind": "service", "utilization": "above_half"}, "gpu_hours", "§8",
+     ["throughput per card"]),
+    ("bill_too_high", {"work_kind": "job", "cards_after_job": "whole_month"}, "idle_between_jobs", "§12",
+     ["release them when it ends", "managed batch API"]),
+    ("bill_too_high", {"work_kind": "job", "cards_after_job": "released"}, "gpu_hours", "§8",
+     ["throughput per card"]),
 ]
 
 
@@ -329,10 +334,12 @@ def test_human_output_says_symptom_path_cause_and_fix():
 
 
 def test_answers_off_the_walk_are_said():
-    out = doctor_json("--symptom", "bill_too_high", "--answer", "utilization=above_half", "--answer", "pipeline=yes")
+    out = doctor_json("--symptom", "bill_too_high", "--answer", "work_kind=service", "--answer", "utilization=above_half",
+                      "--answer", "pipeline=yes")
     assert out["leaf"] == "gpu_hours" and out["unused_answers"] == ["pipeline"]
-    assert "answers not used on this walk: pipeline" in flat(doctor("--symptom", "bill_too_high", "--answer",
-                                                                    "utilization=above_half", "--answer", "pipeline=yes").out)
+    assert "answers not used on this walk: pipeline" in flat(doctor(
+        "--symptom", "bill_too_high", "--answer", "work_kind=service", "--answer", "utilization=above_half",
+        "--answer", "pipeline=yes").out)
 
 
 # -- plan.json answers every check it can
@@ -409,16 +416,17 @@ def test_the_idle_share_is_found_from_plan_json_alone(plans):
     bill, idle = data["cost"]["gpu_bill_usd_month"], data["cost"]["idle_usd_month"]
     assert idle / bill > 0.5  # 8 always-on GPUs for a light load
     out = doctor_json("--symptom", "bill_too_high", "--plan", str(path))
-    assert out["leaf"] == "idle_share" and [s["source"] for s in out["path"]] == ["plan.json", "plan.json"]
-    assert out["path"][0]["why"].startswith(f"${idle:,.0f} of the ${bill:,.0f} monthly GPU bill is idle "
+    assert out["leaf"] == "idle_share" and [s["source"] for s in out["path"]] == ["plan.json"] * 3
+    assert out["path"][0]["value"] == "service"
+    assert out["path"][1]["why"].startswith(f"${idle:,.0f} of the ${bill:,.0f} monthly GPU bill is idle "
                                             f"({idle / bill * 100:.0f} %)")
     assert f"${idle:,.2f} of the ${bill:,.2f} monthly GPU bill is idle" in out["cause"]
-    assert f"{data['gpus_total']} GPUs on for 730 h" in out["path"][1]["why"]
+    assert f"{data['gpus_total']} GPUs on for 730 h" in out["path"][2]["why"]
     # a busy plan: the same symptom is GPU hours of real work, not idle
     path, data = plans["busy"]
     assert data["cost"]["idle_usd_month"] / data["cost"]["gpu_bill_usd_month"] < 0.5
     out = doctor_json("--symptom", "bill_too_high", "--plan", str(path))
-    assert out["leaf"] == "gpu_hours" and out["path"][0]["value"] == "above_half"
+    assert out["leaf"] == "gpu_hours" and out["path"][1]["value"] == "above_half"
 
 
 def test_a_multi_node_plan_answers_what_it_knows_and_asks_the_rest(plans):
@@ -523,7 +531,7 @@ def test_without_a_terminal_and_without_answers_it_says_the_question_and_exits_2
     for args, words in [
         ([], ["--symptom", "'missing'", *DOCTOR_SYMPTOMS]),
         (["--symptom", "multi_node_hang"], ["--answer multi_node", "several machines?", "multi_node=yes|no"]),
-        (["--symptom", "bill_too_high", "--answer", "utilization=below_half"],
+        (["--symptom", "bill_too_high", "--answer", "work_kind=service", "--answer", "utilization=below_half"],
          ["--answer replicas_follow_traffic", "always_on|follow"]),
     ]:
         run = subprocess.run([sys.executable, "-m", "wizard", "doctor", *args], stdin=subprocess.DEVNULL,
@@ -542,7 +550,7 @@ def test_json_never_prompts_even_on_a_terminal(monkeypatch):
             return True
 
     monkeypatch.setattr(sys, "stdin", Tty(""))
-    assert_one_line_error(doctor("--symptom", "bill_too_high", "--json"), "--answer utilization")
+    assert_one_line_error(doctor("--symptom", "bill_too_high", "--json"), "--answer work_kind")
 
 
 # -- on a terminal: questions, Back, Ctrl+C
@@ -573,6 +581,7 @@ def test_back_returns_to_the_previous_check_and_then_to_the_symptom():
             + DOWN + DOWN + ENTER  # at "split or copied": ← back
             + DOWN + DOWN + DOWN + ENTER  # at "fits one card": ← back (yes, no, unsure, back) → the symptom again
             + DOWN * 4 + ENTER  # bill far above expectation
+            + ENTER  # an online service
             + DOWN + ENTER)  # utilization: half or more
     code, text = interact(keys)
     assert code == 0, text
@@ -596,7 +605,7 @@ def test_a_terminal_takes_the_plans_answers_without_asking(plans):
 def test_ctrl_c_on_a_terminal_exits_130_without_a_traceback():
     code, text = interact(ENTER + CTRL_C)
     assert code == 130 and "doctor: interrupted" in text and "Traceback" not in text
-    code, text = interact(CTRL_C, symptom="bill_too_high", answers=["utilization=below_half"])
+    code, text = interact(CTRL_C, symptom="bill_too_high", answers=["work_kind=service", "utilization=below_half"])
     assert code == 130 and "[1] Do the replicas follow the traffic" in text
 
 
@@ -623,5 +632,15 @@ def test_a_plan_offers_only_the_symptoms_that_can_happen_to_it(tmp_path):
     refused = run_main("doctor", "--symptom", "errors_during_rollout", "--plan", offline)
     assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1
     assert "offline batch job" in refused.err and "bill_too_high" in refused.err
+    # the bill of a batch job: the plan's "no idle" holds while the job runs; whether the cards are kept after it
+    # is asked, not read from the plan's 100 % as busy cards (§8, §12)
+    bill = run_main("doctor", "--symptom", "bill_too_high", "--plan", offline, "--json")
+    assert bill.code == 2 and "--answer cards_after_job" in bill.err and "whole_month|released" in bill.err
+    kept = run_main("doctor", "--symptom", "bill_too_high", "--plan", offline, "--answer", "cards_after_job=whole_month",
+                    "--json").json()
+    assert kept["leaf"] == "idle_between_jobs" and kept["path"][0]["source"] == "plan.json"
+    offline_plan = json.loads(Path(offline).read_text())
+    if offline_plan["cost"].get("job_hours"):
+        assert f"{offline_plan['gpus_total']} GPUs" in kept["cause"]
     managed = run_main("doctor", "--plan", plan_file("no_ops_team"), "--json")
     assert managed.code == 0 and managed.json()["applies"] is False and "§6" in managed.json()["reason"]

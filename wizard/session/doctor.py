@@ -317,7 +317,15 @@ def _cost_facts(plan: Plan, facts: dict[str, Fact]) -> None:
     from wizard.specs.contracts import Cost
 
     cost = plan.cost
-    if not isinstance(cost, Cost) or not cost.gpu_bill_usd_month or cost.idle_usd_month is None:
+    if not isinstance(cost, Cost):
+        return
+    if plan_kind(plan) == "offline":
+        # The plan's "no idle" holds only while the job runs (§12): whether the cards are kept after it is the
+        # user's to say, so the walk asks it rather than reading the plan's 100 % as busy cards.
+        facts["work_kind"] = Fact("job", "an offline plan (§12): the GPUs run a batch job")
+        return
+    facts["work_kind"] = Fact("service", "an online plan: replicas serve live traffic")
+    if not cost.gpu_bill_usd_month or cost.idle_usd_month is None:
         return
     bill, idle = cost.gpu_bill_usd_month, cost.idle_usd_month
     share = idle / bill
@@ -368,6 +376,8 @@ def plan_figures(plan: Plan | None) -> dict[str, Any] | None:
         "managed_total_usd_month": cost.managed_total_usd_month if isinstance(cost, Cost) else None,
     }
     figures["tp_reason"] = fit.get("tp_reason") if isinstance(fit.get("tp_reason"), str) else None
+    figures["job_hours"] = cost.job_hours if isinstance(cost, Cost) else None
+    figures["job_usd"] = cost.job_usd if isinstance(cost, Cost) else None
     assert tuple(figures) == PLAN_FIGURES, "plan_figures and PLAN_FIGURES list the same names"
     return figures
 

@@ -36,7 +36,7 @@ PLAN_FIGURES = (
     "model", "form", "gpu", "layout", "tp", "pp", "replicas", "min_replicas", "gpus_per_replica", "gpus_total",
     "nodes_per_replica", "gpus_per_node", "interconnect", "per_copy", "peak_concurrency", "implied_concurrency",
     "cold_start_s", "ramp_s", "traffic_pattern", "gpu_bill_usd_month", "idle_usd_month", "idle_share",
-    "total_usd_month", "managed_total_usd_month", "tp_reason",
+    "total_usd_month", "managed_total_usd_month", "tp_reason", "job_hours", "job_usd",
 )
 TEXT_FIELDS = ("title", "cause", "fix")  # a cause's texts (Jinja2)
 MAX_WALKS = 100_000  # distinct walks the integrity check enumerates (the bundled tree has a few dozen)
