@@ -425,3 +425,38 @@ def test_pp_does_not_cut_one_requests_ttft():
     one = performance(size(m, h100, SizeInputs(tp=4, pp=1, context_tokens=8192)), w)
     two = performance(size(m, h100, SizeInputs(tp=4, pp=2, context_tokens=8192)), w)
     assert two.ttft_ms >= 0.95 * one.ttft_ms, (two.ttft_ms, one.ttft_ms)
+
+
+def test_cpu_step_model_by_hand():
+    """§12 CPU serving: TPOT = (weights + sequences × KV) / (307.2 GB/s × 0.5); TTFT = 2 × params × prompt /
+    (4.096 TFLOPS × 0.3) + one decode step (wizard/sizing/cpu_performance.py)."""
+    from wizard.sizing.cpu_performance import REFERENCE_HOST, cpu_performance
+
+    assert REFERENCE_HOST.memory_bw_bytes_s == 307.2e9 and REFERENCE_HOST.flops == 4.096e12
+    p = cpu_performance(weight_bytes=1_000_000_000, params=5e8, kv_bytes_per_sequence=30_000_000, sequences=4,
+                        prompt_tokens=1000, output_tokens=200)
+    tpot = (1e9 + 4 * 3e7) / (307.2e9 * 0.5)  # 7.29 ms
+    ttft = 2 * 5e8 * 1000 / (4.096e12 * 0.3) + tpot  # 813.8 ms + 7.3 ms
+    assert p.tpot_ms == pytest.approx(tpot * 1000) and round(p.tpot_ms, 2) == 7.29
+    assert p.ttft_ms == pytest.approx(ttft * 1000) and round(p.ttft_ms) == 821
+    assert p.output_tokens_per_s == pytest.approx(4 * 200 / (ttft + 200 * tpot))
+
+
+def test_cpu_serving_is_offered_online_only_when_the_cpu_meets_the_targets():
+    from wizard.session.plan import build_plan
+    from wizard.session.session import run_answers
+
+    answers = {"model": "Qwen/Qwen3-0.6B", "workload": "online", "peak_concurrency": 4, "context_tokens": 4096,
+               "ttft_p99_ms": 2000, "tpot_p99_ms": 50, "gpu": "l4-24gb", "ops_capability": "kubernetes"}
+    def fit(plan):
+        return next(step.value for step in plan.path if step.node == "fit")
+
+    loose = build_plan(run_answers(answers))
+    cpu = next(a for a in loose.alternatives if a.form == "cpu")
+    assert fit(loose)["cpu_ok"] is True and cpu.why_not.startswith("possible") and "ms TPOT" in cpu.why_not
+    assert any(w.id == "cpu_would_do" for w in loose.warnings)
+    # a 300 ms TTFT target: a 1,024-token prompt alone takes 2 × 0.6 B × 1,024 / 1.23 TFLOPS ≈ 1 s on the host
+    tight = build_plan(run_answers({**answers, "ttft_p99_ms": 300}))
+    cpu = next(a for a in tight.alternatives if a.form == "cpu")
+    assert fit(tight)["cpu_ok"] is False and "the targets need a GPU" in cpu.why_not
+    assert not any(w.id == "cpu_would_do" for w in tight.warnings)

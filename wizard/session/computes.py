@@ -14,13 +14,14 @@ from typing import Any, Callable, NamedTuple
 from wizard.errors import InputError
 from wizard.session.answer_rules import rules
 from wizard.sizing.engine import unserved_reason
-from wizard.sizing.fit import SizeInputs, size
+from wizard.sizing.cpu_performance import CPU_EFF_BANDWIDTH, cpu_performance
+from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sizing.layout import check_layout
 from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
 from wizard.sizing.performance import Workload
 from wizard.sizing.policy import (
-    AVERAGE_MARGIN, CPU_MAX_CONCURRENCY, CPU_MAX_PARAMS, DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, NAME_TOLERANCE, PEAK_TO_AVERAGE, RAMP_SECONDS,
+    AVERAGE_MARGIN, DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, NAME_TOLERANCE, PEAK_TO_AVERAGE, RAMP_SECONDS,
     TINY_PARAMS,
 )
 from wizard.sizing.replicas import Targets, peak_sequences
@@ -341,7 +342,7 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "layout_form": chosen.form,
         "targets_met": chosen.meets_targets,
         "limited_by": chosen.limit.limited_by,
-        "cpu_ok": count_params(spec).total <= CPU_MAX_PARAMS and peak <= CPU_MAX_CONCURRENCY,
+        **_cpu_facts(spec, probe, load),
         "gpu_id": gpu.id,
         "gpus_per_node": gpu.gpus_per_node,
         "tp": chosen.tp,
@@ -369,6 +370,31 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
     return Computed(facts, Fit(chosen, starts, fp8))
+
+
+def _cpu_facts(spec: ModelSpec, probe: SizeResult, load: Load) -> dict[str, Any]:
+    """§12 "even a CPU may do": a very small model on the reference CPU host at the plan's load. cpu_ok when it
+    meets the P99 targets online (a target not given does not stop it), or finishes the job by its deadline."""
+    params = count_params(spec)
+    w = load.workload
+    seq_kv = probe.kv._replace(batched_tokens=None).bytes_per_sequence(w.prompt_tokens + w.output_tokens // 2)
+    cpu = cpu_performance(weight_bytes=probe.weights.total, params=params.active, kv_bytes_per_sequence=seq_kv,
+                          sequences=load.peak_sequences, prompt_tokens=w.prompt_tokens, output_tokens=w.output_tokens)
+    t = load.targets
+    meets = (t.ttft_ms is None or cpu.ttft_ms <= t.ttft_ms) and (t.tpot_ms is None or cpu.tpot_ms <= t.tpot_ms)
+    hours = (load.job_requests * w.output_tokens / cpu.output_tokens_per_s / 3600
+             if load.job_requests and cpu.output_tokens_per_s > 0 else 0.0)
+    in_time = load.deadline_s is None or hours * 3600 <= load.deadline_s
+    ok = params.total <= TINY_PARAMS and (meets if load.online else in_time)
+    return {
+        "cpu_ok": ok,
+        "cpu_ttft_ms": round(cpu.ttft_ms),
+        "cpu_tpot_ms": round(cpu.tpot_ms, 1),
+        "cpu_tokens_s": round(cpu.output_tokens_per_s),
+        "cpu_job_hours": round(hours, 1),
+        "cpu_host": (f"{cpu.host.name} ({cpu.host.memory_bw_bytes_s / 1e9:.0f} GB/s, decode at "
+                     f"{CPU_EFF_BANDWIDTH * 100:.0f} % of it: an assumption)"),
+    }
 
 
 def request_seconds(found: Search) -> float:

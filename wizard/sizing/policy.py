@@ -8,11 +8,6 @@ from __future__ import annotations
 # §12 "very small model (one card is plenty); even a CPU may do": at most 3 B parameters is "very small"
 # (a 16-bit copy of 6 GB fits the smallest catalog card, the 16 GB T4, with room for its KV cache).
 TINY_PARAMS = 3e9
-# CPU serving is offered only where decode can keep up: every step reads every weight from DRAM, so 1.5 B
-# parameters × 2 bytes = 3 GB per token step (about 10-20 steps/s on a server's 40-80 GB/s); at most 4
-# sequences in flight.
-CPU_MAX_PARAMS = 1.5e9
-CPU_MAX_CONCURRENCY = 4
 # §2 "parameter count: weight files / config — common mistake: guessing from the number in the model's name":
 # a name's number more than 10 % off the real count is flagged as a guess.
 NAME_TOLERANCE = 0.10
