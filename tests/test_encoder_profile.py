@@ -12,6 +12,9 @@ from __future__ import annotations
 from wizard.sizing.activations import activation_peak
 from wizard.sizing.fit import SizeInputs, size
 from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model
+from wizard.sizing.engines import profile_for
+
+V1, V0 = profile_for("0.33.0"), profile_for("0.6.4")
 
 GEMMA3_27B = load_catalog_model(find_entry("google/gemma-3-27b-it"))
 PATCHES, HIDDEN, MLP, PIXELS, TOKENS, TEXT_HIDDEN = 4096, 1152, 4304, 3 * 896 * 896, 256, 5376
@@ -34,7 +37,7 @@ def test_the_config_gives_the_encoder_shape():
 
 def test_a_small_batch_limit_leaves_the_encoder_as_the_peak():
     # 8,192 batched tokens / 256 per image = 32 images; 32 sequences × (8,192 // 256) images each allow more.
-    a = activation_peak(GEMMA3_27B, 1, 8192, 32, "v1", 8192)
+    a = activation_peak(GEMMA3_27B, 1, 8192, 32, V1, 8192)
     assert a.encoder_items == 32
     assert per_image(1) == 108_625_920  # 103.6 MiB: the attention phase is the wider one at TP 1
     assert a.encoder == 32 * per_image(1)
@@ -43,29 +46,30 @@ def test_a_small_batch_limit_leaves_the_encoder_as_the_peak():
 
 
 def test_a_large_sampler_pass_outweighs_the_encoder():
-    # 2,048 tokens → 8 images (0.81 GiB); 256 sequences × 262,208 vocab × 29 B = 1.81 GiB of sampler, plus the
-    # 8 images' embeddings still held.
-    a = activation_peak(GEMMA3_27B, 1, 2048, 256, "v1", 8192)
+    # 2,048 tokens → 8 images (0.81 GiB); 256 sequences × 262,208 vocab × 18 B (vLLM 0.33's sampler pass) =
+    # 1.13 GiB of sampler, plus the 8 images' embeddings still held.
+    a = activation_peak(GEMMA3_27B, 1, 2048, 256, V1, 8192)
     assert a.encoder_items == 8
-    assert a.sampler == 256 * 262_208 * 29
+    assert V1.sampler_bytes_per_logit == 18
+    assert a.sampler == 256 * 262_208 * 18
     assert a.peak == a.sampler + 8 * TOKENS * TEXT_HIDDEN * 2
 
 
 def test_images_per_prompt_cap_the_items_when_the_context_is_short():
     # max_model_len 300 holds one 256-token image per prompt: 4 sequences → 4 images, not 32.
-    assert activation_peak(GEMMA3_27B, 1, 8192, 4, "v1", 300).encoder_items == 4
+    assert activation_peak(GEMMA3_27B, 1, 8192, 4, V1, 300).encoder_items == 4
 
 
 def test_tp_splits_the_encoder_mlp_and_attention_heads():
-    assert activation_peak(GEMMA3_27B, 2, 8192, 32, "v1", 8192).encoder == 32 * per_image(2)
+    assert activation_peak(GEMMA3_27B, 2, 8192, 32, V1, 8192).encoder == 32 * per_image(2)
     assert per_image(2) < per_image(1)
 
 
 def test_text_models_and_the_v0_engine_have_no_encoder_term():
     llama = load_catalog_model(find_entry("meta-llama/Llama-3.1-8B-Instruct"))
-    a = activation_peak(llama, 1, 8192, 32, "v1", 8192)
+    a = activation_peak(llama, 1, 8192, 32, V1, 8192)
     assert a.encoder == a.encoder_items == a.encoder_outputs == 0 and a.peak == max(a.forward, a.sampler)
-    assert activation_peak(GEMMA3_27B, 1, 8192, 32, "v0", 8192).encoder_items == 0
+    assert activation_peak(GEMMA3_27B, 1, 8192, 32, V0, 8192).encoder_items == 0
 
 
 def test_size_reports_the_encoder_and_subtracts_it_from_the_kv_pool():

@@ -70,7 +70,7 @@ def test_kv_capacity_within_3_percent(row_id, model, gpu_id, max_model_len):
             gpu_memory_utilization=row["gpu_memory_utilization"],
             max_num_batched_tokens=v0_batched_tokens(max_model_len),
             max_num_seqs=V0_MAX_NUM_SEQS,
-            engine="v0",  # these logs are V0 builds: heavier sampler, no CUDA graph pool in the budget
+            vllm_version="0.6.4",  # these logs are V0 builds: heavier sampler, no CUDA graph pool in the budget
         ),
     )
     expected = logged_tokens(row)
@@ -92,8 +92,8 @@ def test_logged_weights_match_the_config_arithmetic():
 def test_non_torch_memory_grows_with_tp_as_logged():
     # kv-015 (TP 1) and kv-016 (TP 2), same build and model: non-torch memory 1.79 → 3.58 GiB.
     gpu = find_gpu("h100-sxm-80gb")
-    one = size(llama31_8b(), gpu, SizeInputs(tp=1, engine="v0")).reserve.total
-    two = size(llama31_8b(), gpu, SizeInputs(tp=2, engine="v0")).reserve.total
+    one = size(llama31_8b(), gpu, SizeInputs(tp=1, vllm_version="0.6.4")).reserve.total
+    two = size(llama31_8b(), gpu, SizeInputs(tp=2, vllm_version="0.6.4")).reserve.total
     growth = ROWS["kv-016"]["observed"]["non_torch_memory_gib"] - ROWS["kv-015"]["observed"]["non_torch_memory_gib"]
     assert abs((two - one) / GIB - growth) < 0.01
 
@@ -102,7 +102,7 @@ def test_activation_peak_is_not_split_by_tp_when_the_sampler_dominates():
     # kv-015 and kv-016 both log a 1.26 GiB activation peak at 8,192 batched tokens and 256 sequences.
     gpu = find_gpu("h100-sxm-80gb")
     for tp in (1, 2):
-        r = size(llama31_8b(), gpu, SizeInputs(tp=tp, max_num_batched_tokens=8192, max_num_seqs=256, engine="v0"))
+        r = size(llama31_8b(), gpu, SizeInputs(tp=tp, max_num_batched_tokens=8192, max_num_seqs=256, vllm_version="0.6.4"))
         assert abs(r.activation.peak / GIB - 1.26) < 0.02
 
 
@@ -136,7 +136,7 @@ def test_kv019_weights_kv_per_token_and_budget_rule():
     obs = row["observed"]
     r = size(llama32_11b_vision(), find_gpu("h100-sxm-80gb"),
              SizeInputs(context_tokens=row["max_model_len"], gpu_memory_utilization=row["gpu_memory_utilization"],
-                        max_num_seqs=row["max_num_seqs"], engine="v0"))
+                        max_num_seqs=row["max_num_seqs"], vllm_version="0.6.4"))
     assert abs(r.weights.per_gpu / GIB - obs["weights_gib"]) / obs["weights_gib"] < 0.005  # 19.875 vs 19.86
     kv_per_token = 2 * 40 * 8 * 128 * 2  # K and V, 40 layers, 8 KV heads, head_dim 128, bf16
     assert r.kv_bytes_per_token == kv_per_token == 163_840

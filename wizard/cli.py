@@ -64,11 +64,15 @@ def build_parser() -> Parser:
     size.add_argument("--concurrency", type=positive_int, default=1, help="P99 sequences in flight at peak")
     size.add_argument("--weight-precision", choices=WEIGHT_PRECISIONS, default="auto")
     size.add_argument("--kv-cache-dtype", choices=KV_DTYPES, default="auto")
-    size.add_argument("--gpu-memory-utilization", type=fraction, default=0.90)
+    size.add_argument("--gpu-memory-utilization", type=fraction, default=None,
+                      help="vLLM's budget share of the card (default: that vLLM version's, 0.92 in 0.33.0)")
     size.add_argument("--max-num-batched-tokens", type=positive_int, default=None,
                       help="vLLM scheduler token budget profiled at start-up (default: vLLM's for this GPU)")
     size.add_argument("--max-num-seqs", type=positive_int, default=None,
-                      help="vLLM's sequence limit, profiled by the sampler (default: --concurrency)")
+                      help="vLLM's sequence limit, profiled by the sampler (default: vLLM's for this GPU, as a plain "
+                           "`vllm serve`)")
+    size.add_argument("--vllm-version", default=None, metavar="VERSION",
+                      help="the vLLM release that runs (PEP 440; default the pinned 0.33.0): its budget rules and defaults")
     size.add_argument("--prompt-tokens", type=positive_int, default=None,
                       help="typical prompt tokens: with --output-tokens, adds TTFT, TPOT and tokens/s (roofline, §5)")
     size.add_argument("--output-tokens", type=positive_int, default=None, help="typical output tokens")
@@ -167,24 +171,38 @@ def cmd_size(args: argparse.Namespace) -> int:
     from wizard.sources.catalog import find_gpu
     from wizard.sources.resolve import resolve_model
 
+    from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for
+
+    version = args.vllm_version or DEFAULT_VLLM_VERSION
+    engine = profile_for(version)  # an unknown release is one line before any model is read
     gpu = find_gpu(args.gpu)
     model = resolve_model(args.model)
+    context = args.context or min(8192, model.max_position_embeddings)
+    tokens, seqs = engine.default_batch(gpu, context)
+    # Unspecified flags take that release's defaults, as a plain `vllm serve` does (serve_command says which).
     inputs = SizeInputs(
         tp=args.tp,
         pp=args.pp,
-        context_tokens=args.context or min(8192, model.max_position_embeddings),
+        context_tokens=context,
         concurrency=args.concurrency,
         weight_precision=args.weight_precision,
         kv_cache_dtype=args.kv_cache_dtype,
-        gpu_memory_utilization=args.gpu_memory_utilization,
-        max_num_batched_tokens=args.max_num_batched_tokens,
-        max_num_seqs=args.max_num_seqs,
+        gpu_memory_utilization=args.gpu_memory_utilization or engine.gpu_memory_utilization,
+        max_num_batched_tokens=args.max_num_batched_tokens or tokens,
+        max_num_seqs=args.max_num_seqs or seqs,
         enforce_eager=args.enforce_eager,
+        vllm_version=version,
     )
+    given = {name for name in ("gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs")
+             if getattr(args, name) is not None}
     if (args.prompt_tokens is None) != (args.output_tokens is None):
-        given = "--prompt-tokens" if args.prompt_tokens is not None else "--output-tokens"
-        raise InputError(given, args.prompt_tokens or args.output_tokens, "give --prompt-tokens and --output-tokens together")
+        flag = "--prompt-tokens" if args.prompt_tokens is not None else "--output-tokens"
+        raise InputError(flag, args.prompt_tokens or args.output_tokens, "give --prompt-tokens and --output-tokens together")
     result = size(model, gpu, inputs)
+    from wizard.sizing.serve_command import ServeCommand, serve_command, tips
+
+    command: ServeCommand = serve_command(result, given)
+    advice = tips(result, given)
     perf = None
     if args.prompt_tokens is not None:
         from wizard.sizing.performance import Workload, performance
@@ -194,11 +212,11 @@ def cmd_size(args: argparse.Namespace) -> int:
         from wizard.sizing.size_json import size_json
         from wizard.specs.contracts import to_json
 
-        print(json.dumps(to_json(size_json(result, perf)), indent=2))
+        print(json.dumps(to_json(size_json(result, perf, command, advice)), indent=2))
     else:
         from wizard.report import print_size
 
-        print_size(result, perf=perf)
+        print_size(result, perf=perf, command=command, tips=advice)
     return EXIT_OK
 
 

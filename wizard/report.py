@@ -29,8 +29,9 @@ def new_console() -> Console:
     return _Console()
 
 
-def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None:
-    """The size breakdown: model facts, per-GPU memory rows with formulas, verdict and KV capacity."""
+def print_size(r: SizeResult, console: Console | None = None, perf=None, command=None, tips=()) -> None:
+    """The size breakdown: model facts, per-GPU memory rows with formulas, verdict and KV capacity; with `command`
+    (serve_command.ServeCommand) the `vllm serve` line it models and the defaults assumed, then the tips."""
     console = console or new_console()
     m, g, i = r.model, r.gpu, r.inputs
     p = r.params
@@ -66,7 +67,8 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None
     if kv.sliding_bytes_per_token:
         held = kv.sliding_tokens(i.context_tokens)
         kv_how += (f"; sliding-window layers (window {kv.window:,}) hold {held:,} tokens per sequence"
-                   + (" — vLLM V1's per-request budget: the window plus one prefill chunk" if kv.batched_tokens else ""))
+                   + (f" — vLLM's per-request budget: the window plus {kv.batched_tokens:,} in-flight prefill tokens"
+                      if kv.batched_tokens else ""))
     if kv.state_bytes_per_sequence:
         kv_how += f"; + {kv.state_bytes_per_sequence:,} B fixed state per sequence"
     t.add_row("KV cache", f"{r.kv_cache_bytes:,}", gib(r.kv_cache_bytes), kv_how)
@@ -86,7 +88,7 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None
         gib(r.reserve.total),
         "non-torch memory (CUDA context, cuBLAS)"
         + (" + NCCL / all-reduce buffers" if r.reserve.communication else "")
-        + (" + CUDA graph pool (budgeted since vLLM 0.21)" if r.reserve.cuda_graphs else ""),
+        + (" + CUDA graph pool (budgeted since vLLM 0.20)" if r.reserve.cuda_graphs else ""),
     )
     t.add_row("[bold]total", f"[bold]{r.total_bytes:,}", f"[bold]{gib(r.total_bytes)}", "")
     t.add_row("usable", f"{r.usable_bytes:,}", gib(r.usable_bytes), f"{gib(g.memory_reported_bytes)} × {i.gpu_memory_utilization}")
@@ -105,6 +107,16 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None) -> None
             f"{perf.comm_ms:,.1f} ms, {perf.prefill_tokens_per_step:,.0f} prompt tokens mixed in",
             highlight=False,
         )
+    if command is not None:
+        from wizard.sizing.engines import profile_for
+
+        engine = profile_for(i.vllm_version)
+        console.print(f"Modelled: [bold]{escape(command.line)}[/] — vLLM {escape(i.vllm_version)} ({engine.title}, "
+                      f"releases {engine.versions})", highlight=False)
+        if command.assumed:
+            console.print(f"  defaults assumed: {escape(', '.join(command.assumed))}", highlight=False)
+    for tip in tips:
+        console.print(f"[cyan]tip:[/] {escape(tip)}", highlight=False)
     for note in r.notes:
         console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
 

@@ -14,6 +14,7 @@ from typing import Any, Callable, NamedTuple
 from wizard.errors import InputError
 from wizard.session.answer_rules import rules
 from wizard.sizing.engine import unserved_reason
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION
 from wizard.sizing.cpu_performance import CPU_EFF_BANDWIDTH, cpu_performance
 from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sizing.layout import check_layout
@@ -218,6 +219,7 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None, floor_seque
         weight_precision=precision,
         kv_cache_dtype=env.get("kv_cache_dtype", "auto"),
         gpu_memory_utilization=float(env.get("gpu_memory_utilization", 0.9)),
+        vllm_version=ctx.extras.get("vllm_version") or DEFAULT_VLLM_VERSION,
     )
     if base.context_tokens > spec.max_position_embeddings:
         raise InputError("context_tokens", base.context_tokens,

@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 from wizard.artifacts.writer import FolderNotEmpty, paths_to_keep, write_repo
 from wizard.errors import InputError
+from wizard.sizing.engine import VLLM_VERSION
+from wizard.sizing.engines import profile_for
 from wizard.session import store
 from wizard.session.answers import recorded
 from wizard.session.session import Session
@@ -60,6 +62,13 @@ def write_starter_repo(session: Session, plan: Plan, folder: str | Path, *, forc
     if isinstance(folder, str) and not folder.strip():
         raise InputError("--out", folder, "expected a folder path")
     answers = recorded(session.answers)
+    version = answers.get("vllm_version")
+    if version is not None and profile_for(str(version)) is not profile_for(VLLM_VERSION):
+        # The repo's image, flags and launch are those of the pinned release; a plan sized for another
+        # generation would start under rules it was not sized for.
+        raise InputError("vllm_version", version,
+                         f"the starter repo targets vLLM {VLLM_VERSION} (its image and flags): plan without --out, "
+                         f"or leave vllm_version out (or give a {profile_for(VLLM_VERSION).versions} release)")
     files = render_repo(plan, answers)
     keep = paths_to_keep(str(answers.get("model") or ""))  # a local model folder is never replaced
     said: list[str] = []

@@ -24,11 +24,10 @@ budget rule"). Calibrated on shared/reference/vllm-kv-logs-dev.yaml (copied to t
 
 from typing import NamedTuple
 
+from wizard.sizing.engines import EngineProfile
 from wizard.specs import ModelSpec, VisionEncoderSpec
 
 ACT_BYTES = 2  # activations are 16-bit whatever the weight format
-# Bytes per logit of the profile's sampler pass, by engine generation (see module docstring).
-SAMPLER_BYTES_PER_LOGIT = {"v0": 41, "v1": 29}
 DEFAULT_MM_LIMIT = 999  # --limit-mm-per-prompt default per modality (vLLM 0.33.0)
 
 
@@ -96,16 +95,18 @@ def encoder_bytes_per_item(v: VisionEncoderSpec, tp: int) -> int:
 
 
 def activation_peak(m: ModelSpec, tp: int, max_num_batched_tokens: int, max_num_seqs: int,
-                    engine: str = "v1", max_model_len: int = 0) -> ActivationPeak:
-    """Peak activation bytes per GPU of vLLM's profile run for these scheduler limits."""
+                    engine: EngineProfile, max_model_len: int = 0) -> ActivationPeak:
+    """Peak activation bytes per GPU of vLLM's profile run for these scheduler limits, as `engine`'s generation
+    profiles it (the sampler's rows and bytes per logit: data/vllm-engines.yaml)."""
     forward = max_num_batched_tokens * forward_bytes_per_token(m, tp)
-    sampler = max_num_seqs * m.vocab_size * SAMPLER_BYTES_PER_LOGIT[engine]
+    rows = engine.sampler_sequences(max_num_seqs, max_num_batched_tokens)
+    sampler = rows * m.vocab_size * engine.sampler_bytes_per_logit
     encoder = items = outputs = 0
     v = m.vision_encoder
-    if v is not None and engine == "v1":  # the V1 engine profiles the image encoder before the text pass
+    if v is not None and engine.encoder_profile:  # V1 profiles the image encoder before the text pass
         items = encoder_items(v, max_num_batched_tokens, max_num_seqs, max_model_len or m.max_position_embeddings)
         encoder = items * encoder_bytes_per_item(v, tp)
         outputs = items * v.tokens_per_item * m.hidden_size * ACT_BYTES
-    return ActivationPeak(forward=forward, sampler=sampler, tokens=max_num_batched_tokens, sequences=max_num_seqs,
-                          bytes_per_logit=SAMPLER_BYTES_PER_LOGIT[engine], encoder=encoder, encoder_items=items,
+    return ActivationPeak(forward=forward, sampler=sampler, tokens=max_num_batched_tokens, sequences=rows,
+                          bytes_per_logit=engine.sampler_bytes_per_logit, encoder=encoder, encoder_items=items,
                           encoder_outputs=outputs)

@@ -6,24 +6,22 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for
 from wizard.specs import GpuSpec
 
-VLLM_VERSION = "0.33.0"  # one pinned target: flags are checked against it, images are tagged with it
+VLLM_VERSION = DEFAULT_VLLM_VERSION  # one pinned target: flags are checked against it, images are tagged with it
 BLOCK_SIZE = 16  # tokens per KV block (vLLM's CUDA default); capacity is rounded down to whole blocks
 GIB = 2**30
 
 
-def default_max_num_batched_tokens(gpu: GpuSpec) -> int:
-    """`vllm serve` default for the V1 engine: 8192 on GPUs with >= 70 GiB that are not A100s, else 2048
-    (vllm/engine/arg_utils.py, _set_default_args, usage context OPENAI_API_SERVER)."""
-    large = gpu.memory_reported_bytes >= 70 * GIB and "a100" not in gpu.id
-    return 8192 if large else 2048
+def default_max_num_batched_tokens(gpu: GpuSpec, version: str = VLLM_VERSION) -> int:
+    """`vllm serve` default token budget of that release on this card (engines.py, by card memory and name)."""
+    return profile_for(version).default_batch(gpu, 0)[0]
 
 
-def default_max_num_seqs(gpu: GpuSpec) -> int:
-    """`vllm serve` default max_num_seqs: 1024 on the same large GPUs, else 256 (same source)."""
-    large = gpu.memory_reported_bytes >= 70 * GIB and "a100" not in gpu.id
-    return 1024 if large else 256
+def default_max_num_seqs(gpu: GpuSpec, version: str = VLLM_VERSION) -> int:
+    """`vllm serve` default max_num_seqs of that release on this card (same source)."""
+    return profile_for(version).default_batch(gpu, 0)[1]
 
 
 REMOVED_ARCHITECTURES = Path(__file__).parent / "data" / "vllm-removed-architectures.json"

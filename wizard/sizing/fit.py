@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
-from wizard.sizing.engine import BLOCK_SIZE, GIB, default_max_num_batched_tokens, unserved_reason
+from wizard.sizing.engine import BLOCK_SIZE, GIB, unserved_reason
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for
+from wizard.sizing.headroom import headroom
 from wizard.sizing.kv_cache import KvShape, kv_stages
 from wizard.sizing.layout import check_layout
 from wizard.sizing.params import ParamCount, count_params
@@ -34,7 +36,8 @@ class SizeInputs(NamedTuple):
     max_num_batched_tokens: int | None = None  # None: the engine default for this GPU
     max_num_seqs: int | None = None  # None: the concurrency (the starter repo pins --max-num-seqs to it)
     enforce_eager: bool = False  # no CUDA graphs, so no graph pool in the budget
-    engine: str = "v1"  # vLLM engine generation: "v1" (the target, 0.33) or "v0" (the older calibration logs)
+    # The vLLM release that runs: its generation's budget rules and defaults (engines.py, data/vllm-engines.yaml).
+    vllm_version: str = DEFAULT_VLLM_VERSION
     # The planner's typical sequence: KV held on average by one sequence (prompt + half the output), in tokens.
     # None: every sequence holds the whole context (the `size` command, and the guide's conservative bound).
     # Given: one sequence at the full context (room for a P99-length request) and the rest at this length.
@@ -94,8 +97,7 @@ def validate_inputs(i: SizeInputs) -> None:
         value = getattr(i, name)
         if value < 1:
             raise InputError(name, value, "expected an integer >= 1")
-    if i.engine not in ("v0", "v1"):
-        raise InputError("engine", i.engine, "accepted: v1 (vLLM >= 0.6 V1 engine, the target), v0")
+    profile_for(i.vllm_version)  # an unknown release is refused by name
     for name in ("max_num_batched_tokens", "max_num_seqs", "sequence_tokens"):
         value = getattr(i, name)
         if value is not None and value < 1:
@@ -153,6 +155,21 @@ def encoder_notes(act: ActivationPeak, model: ModelSpec) -> tuple[str, ...]:
             "'{\"image\": 0}' skips it",)
 
 
+def headroom_notes(gpu: GpuSpec, inputs: SizeInputs) -> tuple[str, ...]:
+    """A warning when what vLLM allocates after the KV pool does not fit the headroom the utilization leaves."""
+    engine = profile_for(inputs.vllm_version)
+    h = headroom(gpu.memory_reported_bytes, inputs.gpu_memory_utilization, inputs.tp * inputs.pp,
+                 engine.cuda_graphs_budgeted, inputs.enforce_eager, engine.runner)
+    if h.fits:
+        return ()
+    parts = [f"{b / GIB:.2f} GiB {name}" for name, b in (("of CUDA graphs the budget does not hold", h.graphs),
+             ("of CUDA context and communicators held before the profile", h.at_snapshot)) if b]
+    return (f"headroom: vLLM {inputs.vllm_version} allocates {' and '.join(parts)} outside the KV budget, but "
+            f"gpu_memory_utilization {inputs.gpu_memory_utilization} leaves {h.available / GIB:.2f} GiB of "
+            f"{gpu.id}: expect an out-of-memory error after the KV cache is allocated — use at most "
+            f"{h.max_utilization:.2f}",)
+
+
 @lru_cache(maxsize=4096)
 def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     """Size one layout of one model on one GPU type. Raises InputError for inputs or layouts an engine rejects.
@@ -166,14 +183,20 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     check_layout(model, inputs.tp, inputs.pp, fmt.name, fmt.group_size if aligned else None, fmt.block if aligned else None)
     params = count_params(model)
     weights = weight_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp)
-    batched = inputs.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
+    engine = profile_for(inputs.vllm_version)
+    batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens)[0]
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
-    act = activation_peak(model, inputs.tp, batched, seqs, inputs.engine, inputs.context_tokens)
-    # V1 budgets the CUDA graph pool since vLLM 0.21; V0 captured graphs after sizing the cache.
-    reserve = framework_reserve(inputs.tp, inputs.pp, inputs.engine == "v1" and not inputs.enforce_eager)
+    act = activation_peak(model, inputs.tp, batched, seqs, engine, inputs.context_tokens)
+    reserve = framework_reserve(inputs.tp, inputs.pp, engine, gpu.nvlink,
+                                cuda_graphs=engine.cuda_graphs_budgeted and not inputs.enforce_eager)
     usable = int(gpu.memory_reported_bytes * inputs.gpu_memory_utilization)
     ctx = inputs.context_tokens
-    stages = kv_stages(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp, batched)
+    # A sliding-window layer's per-request budget holds the window and the in-flight prefill tokens; V0 kept
+    # every layer at the full context (engines.py in_flight_batches).
+    in_flight = engine.in_flight_batches(inputs.pp)
+    stages = kv_stages(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp, batched * in_flight or None)
+    if not in_flight:
+        stages = tuple(st._replace(window=None) for st in stages)
     # Per PP stage: its weights, its KV pool, its capacity. vLLM keeps the smallest block count across stages;
     # the stage with the least room is the GPU that runs out first, and the one reported.
     pools = [usable - weights.per_stage[s] - act.peak - reserve.total for s in range(inputs.pp)]
@@ -205,5 +228,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         reserve=reserve,
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
-        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model),
+        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(gpu, inputs),
     )

@@ -6,7 +6,7 @@ from wizard.sizing.fit import SizeResult
 from wizard.specs.contracts import PerGpuBytes, Parallel, Size, SizeGpu, SizeInputs, SizeModel, SizePerformance
 
 
-def size_json(r: SizeResult, perf=None) -> Size:
+def size_json(r: SizeResult, perf=None, command=None, tips=()) -> Size:
     """A SizeResult as the public contract (other scripts parse its dump: extend, never rename); `perf` is the
     roofline at the sized concurrency when `size` was given the typical lengths.
 
@@ -20,7 +20,9 @@ def size_json(r: SizeResult, perf=None) -> Size:
         parallel=Parallel(tp=i.tp, pp=i.pp),
         inputs=SizeInputs(weight_precision=i.weight_precision, kv_cache_dtype=i.kv_cache_dtype,
                           context_tokens=i.context_tokens, concurrency=i.concurrency,
-                          gpu_memory_utilization=i.gpu_memory_utilization, sequence_tokens=i.sequence_tokens),
+                          gpu_memory_utilization=i.gpu_memory_utilization, sequence_tokens=i.sequence_tokens,
+                          vllm_version=i.vllm_version, max_num_seqs=i.max_num_seqs or i.concurrency,
+                          max_num_batched_tokens=r.activation.tokens),
         per_gpu_bytes=PerGpuBytes(weights=r.weights.per_gpu, kv_cache=r.kv_cache_bytes, activations=r.activation.peak,
                                   reserve=r.reserve.total, total=r.total_bytes),
         usable_bytes=r.usable_bytes,
@@ -33,4 +35,7 @@ def size_json(r: SizeResult, perf=None) -> Size:
         performance=None if perf is None else SizePerformance(
             ttft_ms=round(perf.ttft_ms, 1), tpot_ms=round(perf.tpot_ms, 2),
             output_tokens_per_s=round(perf.output_tokens_per_s, 1)),
+        vllm_serve=command.line if command is not None else None,
+        defaults_assumed=list(command.assumed) if command is not None else None,
+        tips=list(tips) if command is not None else None,
     )

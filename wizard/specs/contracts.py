@@ -74,6 +74,12 @@ class SizeInputs(_Strict):
     sequence_tokens: int | None = None
     """the plan's typical sequence: KV held by each sequence but one, which holds the full context (absent: every
     sequence at the full context)"""
+    vllm_version: str = "0.33.0"
+    """the vLLM release whose budget rules and defaults this sizing follows"""
+    max_num_seqs: int = 1
+    """vLLM's sequence limit sized (the sampler warm-up profiles min(this, max_num_batched_tokens) rows)"""
+    max_num_batched_tokens: int = 2048
+    """vLLM's token budget the start-up profile ran"""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -111,6 +117,12 @@ class Size(_Strict):
     """kv_capacity_tokens / context_tokens (vLLM's 'Maximum concurrency')"""
     notes: list[str] = field(default_factory=list)
     performance: SizePerformance | None = None
+    vllm_serve: str | None = None
+    """`size` only: the `vllm serve` command line this sizing models (flags given; defaults in defaults_assumed)"""
+    defaults_assumed: list[str] | None = None
+    """`size` only: the release's defaults the command relies on, "--flag value" each"""
+    tips: list[str] | None = None
+    """`size` only: defaults that cost real memory, with what pinning them frees"""
 
 
 # -- plan --json

@@ -1,0 +1,148 @@
+"""vLLM engine profiles: how each generation of vLLM budgets GPU memory at start-up (data/vllm-engines.yaml).
+
+A profile holds the defaults (`--gpu-memory-utilization`, the batch limits by card) and the budget rules of a
+range of releases: which sequences the profile's sampler pass counts and at how many bytes per logit, whether
+the CUDA graph pool is subtracted, how much non-torch memory enters the budget, how much a sliding-window layer
+holds per request, and how "GPU KV cache size" is reported. Each figure cites the release source, PR or log it
+comes from, in the data file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from wizard.errors import InputError
+from wizard.specs import GpuSpec
+
+ENGINES_FILE = Path(__file__).parent / "data" / "vllm-engines.yaml"
+DEFAULT_VLLM_VERSION = "0.33.0"  # the pinned target: flags are checked against it, images are tagged with it
+GIB = 2**30
+# PEP 440 public version: release, then optional pre/post/dev and a local label. Only the release decides
+# the profile (a 0.20.0rc1 build already carries 0.20's changes); packaging validates the rest.
+_RELEASE = re.compile(r"^v?(\d+(?:\.\d+)*)")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchTier:
+    """`vllm serve` defaults on cards of at least `min_gib` whose id contains none of `exclude`."""
+
+    min_gib: float
+    tokens: int
+    seqs: int
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EngineProfile:
+    """One vLLM generation's start-up memory budget (units: GiB as vLLM prints it, bytes per logit)."""
+
+    id: str
+    title: str
+    start: tuple[int, ...]  # first release (inclusive)
+    until: tuple[int, ...]  # first release of the next profile (exclusive)
+    runner: str  # v0 | v1 | v2
+    gpu_memory_utilization: float
+    tiers: tuple[BatchTier, ...]
+    no_chunked_prefill: bool
+    sampler_rows: str  # "max_num_seqs" | "min_seqs_tokens"
+    sampler_bytes_per_logit: int
+    sampler_basis: str  # "log" (measured on this generation) | "code" (derived from its source)
+    cuda_graphs_budgeted: bool
+    non_torch_single_gib: float
+    non_torch_nvlink_gib: float
+    non_torch_pcie_gib: float
+    sliding_in_flight: int  # prefill batches in a sliding layer's per-request budget; 0: no window cap
+    kv_tokens_reported: str  # "blocks" | "concurrency"
+    encoder_profile: bool
+    sources: tuple[str, ...]
+
+    def default_batch(self, gpu: GpuSpec, max_model_len: int) -> tuple[int, int]:
+        """(max_num_batched_tokens, max_num_seqs) a plain `vllm serve` of this generation uses on `gpu`."""
+        gib = gpu.memory_reported_bytes / GIB
+        tier = next(t for t in self.tiers if gib >= t.min_gib and not any(x in gpu.id for x in t.exclude))
+        tokens = max(max_model_len, tier.tokens) if self.no_chunked_prefill else tier.tokens
+        return tokens, tier.seqs
+
+    def sampler_sequences(self, max_num_seqs: int, max_num_batched_tokens: int) -> int:
+        """Rows of the profile's sampler pass."""
+        if self.sampler_rows == "max_num_seqs":
+            return max_num_seqs
+        return min(max_num_seqs, max_num_batched_tokens)
+
+    def non_torch_bytes(self, gpus: int, nvlink: bool) -> int:
+        """Non-torch memory counted inside the KV budget, per GPU of a layout of `gpus` ranks."""
+        gib = self.non_torch_single_gib if gpus == 1 else (self.non_torch_nvlink_gib if nvlink else self.non_torch_pcie_gib)
+        return int(gib * GIB)
+
+    def in_flight_batches(self, pp: int) -> int:
+        """Prefill batches a sliding-window layer holds per request (0: every layer at the full context)."""
+        if self.sliding_in_flight == 0:
+            return 0
+        return self.sliding_in_flight + (pp - 1 if self.runner == "v2" else 0)  # V2 async: PP + 1 batches
+
+    @property
+    def versions(self) -> str:
+        return f">={'.'.join(map(str, self.start))},<{'.'.join(map(str, self.until))}"
+
+
+def _tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("."))
+
+
+@lru_cache(maxsize=1)
+def profiles() -> tuple[EngineProfile, ...]:
+    """Every profile of data/vllm-engines.yaml, oldest first."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load(ENGINES_FILE.read_text(encoding="utf-8"), Loader=loader)
+    out = []
+    for p in data["profiles"]:
+        batch = p["batch"]
+        out.append(EngineProfile(
+            id=p["id"], title=p["title"], start=_tuple(p["from"]), until=_tuple(p["until"]), runner=p["runner"],
+            gpu_memory_utilization=float(p["gpu_memory_utilization"]),
+            tiers=tuple(BatchTier(min_gib=t["min_gib"], tokens=t["tokens"], seqs=t["seqs"],
+                                  exclude=tuple(t.get("exclude", ()))) for t in batch["tiers"]),
+            no_chunked_prefill=bool(batch.get("no_chunked_prefill", False)),
+            sampler_rows=p["sampler"]["rows"], sampler_bytes_per_logit=int(p["sampler"]["bytes_per_logit"]),
+            sampler_basis=p["sampler"]["basis"], cuda_graphs_budgeted=bool(p["cuda_graphs_budgeted"]),
+            non_torch_single_gib=p["non_torch_gib"]["single"], non_torch_nvlink_gib=p["non_torch_gib"]["nvlink"],
+            non_torch_pcie_gib=p["non_torch_gib"]["pcie"], sliding_in_flight=int(p["sliding_in_flight"]),
+            kv_tokens_reported=p["kv_tokens_reported"], encoder_profile=bool(p["encoder_profile"]),
+            sources=tuple(p["sources"]),
+        ))
+    return tuple(out)
+
+
+def release(version: str) -> tuple[int, ...]:
+    """The release tuple of a PEP 440 version string ("0.20.0rc1" → (0, 20, 0)); InputError when it is none."""
+    text = version.strip()
+    m = _RELEASE.match(text)
+    if m is None:
+        raise InputError("vllm_version", version, "expected a PEP 440 version such as 0.33.0")
+    if text.lstrip("v") != m.group(1):  # a suffix: let packaging judge it (loaded only here)
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            Version(text)
+        except InvalidVersion:
+            raise InputError("vllm_version", version, "expected a PEP 440 version such as 0.33.0") from None
+    parts = tuple(int(x) for x in m.group(1).split("."))
+    return parts + (0,) * (3 - len(parts))
+
+
+@lru_cache(maxsize=64)
+def profile_for(version: str = DEFAULT_VLLM_VERSION) -> EngineProfile:
+    """The profile of the generation this vLLM release belongs to; InputError outside the known releases."""
+    r = release(version)
+    for p in profiles():
+        if p.start <= r < p.until:
+            return p
+    first, last = profiles()[0], profiles()[-1]
+    raise InputError("vllm_version", version,
+                     f"known releases: {'.'.join(map(str, first.start))} up to (not including) "
+                     f"{'.'.join(map(str, last.until))}")

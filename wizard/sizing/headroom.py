@@ -1,0 +1,47 @@
+"""What vLLM allocates outside its budget, checked against the headroom the utilization leaves (§2 reserve).
+
+The KV pool takes total × gpu_memory_utilization minus what the profile counted. What the profile did not
+count must fit in the rest of the card, (1 − utilization) × total, or the server dies after "KV cache
+allocated" — the failure users report most:
+- the CUDA graph pool, where the generation does not budget it (before vLLM 0.20) — CUDA_GRAPH_BYTES;
+- memory held before the profile's snapshot (V1 and later take it after NCCL init): the CUDA context and, with
+  more than one GPU, the NCCL communicators and custom all-reduce buffers. Their size is the V0 build's
+  non-torch figure, which counted exactly these (0.35 GiB at TP 1, +1.79 GiB per GPU with TP, PR #10511): a
+  physical size of the same libraries, not a budget constant of another generation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from wizard.sizing.engines import profiles
+from wizard.sizing.reserve import CUDA_GRAPH_BYTES
+
+GIB = 2**30
+
+
+class Headroom(NamedTuple):
+    """Bytes per GPU outside the budget: what must fit, what the utilization leaves, and a utilization that fits."""
+
+    needed: int
+    available: int
+    graphs: int  # CUDA graphs the budget does not hold
+    at_snapshot: int  # context + communicators held before the profile
+    max_utilization: float  # the highest gpu_memory_utilization (2 decimals) whose headroom holds `needed`
+
+    @property
+    def fits(self) -> bool:
+        return self.needed <= self.available
+
+
+def headroom(total_bytes: int, utilization: float, gpus: int, graphs_budgeted: bool, enforce_eager: bool,
+             runner: str) -> Headroom:
+    """The post-budget allocations of one GPU of a `gpus`-rank layout against (1 − utilization) × total."""
+    v0 = profiles()[0]  # the generation whose non-torch figure measured context + communicators
+    graphs = 0 if graphs_budgeted or enforce_eager else CUDA_GRAPH_BYTES
+    at_snapshot = 0 if runner == "v0" else v0.non_torch_bytes(gpus, True)  # V0 counted them inside the budget
+    needed = graphs + at_snapshot
+    available = int(total_bytes * (1 - utilization))
+    best = math.floor((1 - needed / total_bytes) * 100) / 100
+    return Headroom(needed=needed, available=available, graphs=graphs, at_snapshot=at_snapshot, max_utilization=best)
