@@ -110,6 +110,27 @@ def build_parser() -> Parser:
     doctor.add_argument("--json", action="store_true",
                         help="print one JSON object: {symptom, path: [{node, value, why, source}], cause, fix, section}")
 
+    check = sub.add_parser("check-log", help="a vLLM start-up log against the sizing's prediction for the same run",
+                           description="Read a vLLM start-up log (0.6 on: wrapped lines, colours, rank prefixes), "
+                                       "predict the same figures with that release's memory profile, and show "
+                                       "both with the difference and its likely cause. Exit 0 when the KV "
+                                       "capacity matches within 3 %, 1 when it does not, 2 for a file that is no "
+                                       "vLLM log.")
+    check.add_argument("file", metavar="FILE", help="the start-up log (vllm serve's output, or a pod's logs)")
+    check.add_argument("--model", default=None, help="the model, when the log does not name it (or to override)")
+    check.add_argument("--gpu", default=None, help="catalog GPU id, when the log's total memory does not identify it")
+    check.add_argument("--vllm-version", default=None, metavar="VERSION", help="the release, when the log does not say")
+    check.add_argument("--concurrency", type=positive_int, default=None,
+                       help="target sequences at the log's max_model_len: what to change to hold them")
+    for flag, kind, what in (("--tp", positive_int, "tensor-parallel size"), ("--pp", positive_int, "pipeline stages"),
+                             ("--max-model-len", positive_int, "max_model_len"),
+                             ("--gpu-memory-utilization", fraction, "gpu_memory_utilization"),
+                             ("--max-num-seqs", positive_int, "max_num_seqs"),
+                             ("--max-num-batched-tokens", positive_int, "max_num_batched_tokens")):
+        check.add_argument(flag, type=kind, default=None,
+                           help=f"the run's {what}, when the log does not show it (a log that does wins, and says so)")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+
     models = sub.add_parser("models", help="list the bundled model catalog")
     models.add_argument("--json", action="store_true")
     gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
@@ -343,8 +364,26 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return run_doctor(args.symptom, args.plan, args.answer, args.json)
 
 
+def cmd_check_log(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from wizard.session.check_log import check_json, check_log
+
+    run = {k: getattr(args, k) for k in ("tp", "pp", "max_model_len", "gpu_memory_utilization", "max_num_seqs",
+                                         "max_num_batched_tokens") if getattr(args, k) is not None}
+    result = check_log(Path(args.file), model=args.model, gpu=args.gpu, vllm_version=args.vllm_version,
+                       concurrency=args.concurrency, run=run)
+    if args.json:
+        print(json.dumps(check_json(result), indent=2))
+    else:
+        from wizard.check_log_ui import print_check
+
+        print_check(result)
+    return EXIT_OK if result.matches else 1
+
+
 COMMANDS = {"size": cmd_size, "plan": cmd_plan, "tree": cmd_tree, "models": cmd_models, "gpus": cmd_gpus,
-            "ask": cmd_ask, "schema": cmd_schema, "doctor": cmd_doctor}
+            "ask": cmd_ask, "schema": cmd_schema, "doctor": cmd_doctor, "check-log": cmd_check_log}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,304 @@
+"""`check-log`: a team's own vLLM start-up log against what the sizing core predicts for the same run.
+
+The log gives the release, the engine arguments and the memory figures (sources/vllm_log.py). The same run is
+sized with that release's profile (sizing/engines.py), on the card's memory as the log states it, and every
+figure both sides have is compared with the likely cause of a difference. The verdict reads the headline
+figure — "GPU KV cache size" (else the available KV memory): within 3 % the plan's memory model holds for
+this run. With a target concurrency it ends with what to change to reach it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wizard.errors import InputError
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for
+from wizard.sizing.fit import SizeInputs, SizeResult, size
+from wizard.sources.vllm_log import StartupLog, parse_log
+from wizard.specs import GpuSpec, ModelSpec
+
+GIB = 2**30
+MAX_LOG_BYTES = 64 * 2**20
+TOLERANCE = 0.03  # the verdict's bound on the headline figure
+SAME_CARD = 0.02  # a logged total within 2 % of the catalog card's reported memory is that card
+
+# Why a figure can differ, by item (what to look at first).
+CAUSES = {
+    "weights_gib": "checkpoint bytes: its quantization or dtype is not what the config says, or the log counts "
+                   "construction buffers (RoPE caches) with the weights",
+    "activation_peak_gib": "the profile's peak: the sampler pass over max_num_seqs × vocab logits or the forward pass "
+                           "over max_num_batched_tokens (check both flags in the log's engine arguments)",
+    "non_torch_gib": "non-torch memory (CUDA context, cuBLAS, NCCL, custom all-reduce) depends on the interconnect "
+                     "and libraries; the profile holds one figure per layout kind",
+    "cuda_graph_gib": "the CUDA graph pool grows with the capture sizes (max_num_seqs) and the model; the profile "
+                      "holds one figure",
+    "available_kv_gib": "the sum of the parts above, against total × gpu_memory_utilization",
+    "kv_tokens": "KV bytes per token (KV dtype, sliding-window or hybrid layers) or the available memory",
+    "max_concurrency": "KV capacity over the per-request budget (sliding windows hold window + in-flight tokens)",
+    "kv_needed_gib": "KV bytes of one sequence at max_model_len (KV dtype, sliding-window or hybrid layers)",
+}
+
+
+@dataclass
+class Item:
+    name: str
+    logged: float | int
+    predicted: float | int
+    difference: float  # (predicted − logged) / |logged|
+    cause: str
+
+
+@dataclass
+class LogCheck:
+    """The result of one check: what was read, what was predicted, and the verdict."""
+
+    path: str
+    log: StartupLog
+    vllm_version: str
+    version_from: str  # "log" | "option" | "default"
+    model: str | None
+    model_from: str | None  # "log" | "option"
+    gpu: str | None
+    gpu_from: str | None  # "option" | "logged total" | None
+    flags: dict[str, Any]
+    predicted: dict[str, Any] = field(default_factory=dict)
+    items: list[Item] = field(default_factory=list)
+    verdict: str = ""
+    matches: bool = False
+    said: list[str] = field(default_factory=list)  # mismatches of model or card, assumptions
+    advice: list[str] = field(default_factory=list)
+
+
+def read_log(path: Path) -> StartupLog:
+    """The file's log figures; InputError (exit 2) when it cannot be read or holds no vLLM start-up line."""
+    from wizard.capped_read import TooBig, read_capped
+
+    try:
+        if path.is_dir():
+            raise InputError("FILE", str(path), "is a folder; expected a vLLM start-up log file")
+        raw = read_capped(path, MAX_LOG_BYTES)
+    except TooBig:
+        raise InputError("FILE", str(path), f"is larger than {MAX_LOG_BYTES // 2**20} MiB; expected a start-up log") from None
+    except OSError as e:
+        raise InputError("FILE", str(path), f"could not be read ({e.strerror or type(e).__name__})") from None
+    except ValueError:
+        raise InputError("FILE", repr(str(path)), "expected a file path") from None
+    log = parse_log(raw.decode("utf-8", errors="replace"))
+    if not log.recognised:
+        raise InputError("FILE", str(path), "holds no vLLM start-up line (expected lines such as 'Available KV cache "
+                                            "memory: …', 'GPU KV cache size: …' or V0's 'Memory profiling results')")
+    return log
+
+
+def _card(log: StartupLog, gpu_option: str | None, said: list[str]) -> tuple[GpuSpec | None, str | None]:
+    from wizard.sources.catalog import find_gpu, gpu_catalog
+
+    total = log.total_gib * GIB if log.total_gib else None
+    if gpu_option:
+        gpu = find_gpu(gpu_option)
+        if total and abs(gpu.memory_reported_bytes - total) > SAME_CARD * total:
+            said.append(f"the log's card reports {log.total_gib:.2f} GiB, {gpu.id} {gpu.memory_reported_bytes / GIB:.2f} GiB: "
+                        f"a different card than --gpu? The prediction uses the logged total")
+        return gpu, "option"
+    if total:
+        near = [g for g in gpu_catalog() if abs(g.memory_reported_bytes - total) <= SAME_CARD * total]
+        if near:
+            best = min(near, key=lambda g: abs(g.memory_reported_bytes - total))
+            said.append(f"card not named in the log: {best.id}, the catalog card nearest its {log.total_gib:.2f} GiB total"
+                        + (f" (also {', '.join(g.id for g in near if g is not best)})" if len(near) > 1 else "")
+                        + "; give --gpu to choose")
+            return best, "logged total"
+    return None, None
+
+
+def _model(log: StartupLog, option: str | None, said: list[str]) -> tuple[ModelSpec | None, str | None]:
+    from wizard.sources.resolve import resolve_model
+
+    name = option or log.model
+    if not name:
+        said.append("no model in the log: give --model to predict")
+        return None, None
+    if option and log.model and option.strip().lower() != log.model.strip().lower():
+        said.append(f"the log serves {log.model}, --model says {option}: predicting for {option}")
+    try:
+        return resolve_model(name), "option" if option else "log"
+    except InputError as e:
+        said.append(f"cannot read the model {name}: {e.accepted}; give --model (a catalog id or a folder with config.json)")
+        return None, None
+
+
+def _inputs(log: StartupLog, model: ModelSpec, gpu: GpuSpec, version: str) -> SizeInputs:
+    engine = profile_for(version)
+    context = log.max_model_len or log.needed_len or log.concurrency_tokens or min(model.max_position_embeddings, 8192)
+    tokens, seqs = engine.default_batch(gpu, context)
+    kv = "fp8" if (log.kv_cache_dtype or "auto").startswith("fp8") else "auto"
+    return SizeInputs(
+        tp=log.tp or 1, pp=log.pp or 1, context_tokens=context, concurrency=1, kv_cache_dtype=kv,
+        gpu_memory_utilization=log.gpu_memory_utilization or engine.gpu_memory_utilization,
+        max_num_batched_tokens=log.max_num_batched_tokens or tokens, max_num_seqs=log.max_num_seqs or seqs,
+        enforce_eager=bool(log.enforce_eager), vllm_version=version,
+    )
+
+
+def predicted_figures(r: SizeResult) -> dict[str, Any]:
+    """The sizing's figures under the log's names (GiB to 2 decimals as vLLM prints, tokens)."""
+    pool = r.usable_bytes - r.weights.per_gpu - r.activation.peak - r.reserve.total
+    per_seq = r.kv.bytes_per_sequence(r.inputs.context_tokens)
+    return {
+        "total_gib": round(r.gpu.memory_reported_bytes / GIB, 2),
+        "weights_gib": round(r.weights.per_gpu / GIB, 2),
+        "activation_peak_gib": round(r.activation.peak / GIB, 2),
+        "non_torch_gib": round((r.reserve.base + r.reserve.communication) / GIB, 2),
+        "cuda_graph_gib": round(r.reserve.cuda_graphs / GIB, 2),
+        "available_kv_gib": round(pool / GIB, 2),
+        "kv_tokens": r.kv_capacity_tokens,
+        "max_concurrency": round(r.max_concurrency, 2),
+        "kv_needed_gib": round(per_seq / GIB, 2),
+    }
+
+
+def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, vllm_version: str | None = None,
+              concurrency: int | None = None, run: dict[str, Any] | None = None) -> LogCheck:
+    """Read, predict, compare. `run`: engine arguments the log does not show (tp, max_model_len, ...); the log's
+    own win. Raises InputError for an unreadable file or one that is no vLLM log."""
+    log = read_log(path)
+    said: list[str] = []
+    for name, value in (run or {}).items():
+        stated = getattr(log, name)
+        if stated is None:
+            setattr(log, name, value)
+        elif stated != value:
+            said.append(f"the log shows {name} {stated}; --{name.replace('_', '-')} {value} is not used")
+    if log.version:
+        version, version_from = log.version, "log"
+        if vllm_version and profile_for(vllm_version) is not profile_for(log.version):
+            said.append(f"the log is vLLM {log.version}, --vllm-version says {vllm_version}: the log's release is used")
+    elif vllm_version:
+        version, version_from = vllm_version, "option"
+    elif log.engine == "V0":
+        v0 = profile_for("0.6.0")
+        version, version_from = ".".join(map(str, v0.start)), "default"
+        said.append(f"no version in the log; its memory lines are V0's: the V0 profile ({v0.versions}) assumed "
+                    "(give --vllm-version)")
+    else:
+        version, version_from = DEFAULT_VLLM_VERSION, "default"
+        said.append(f"no version in the log: vLLM {DEFAULT_VLLM_VERSION} assumed (give --vllm-version)")
+    try:
+        profile_for(version)
+    except InputError:
+        said.append(f"vLLM {version} is outside the known releases: {DEFAULT_VLLM_VERSION} assumed")
+        version = DEFAULT_VLLM_VERSION
+    spec, model_from = _model(log, model, said)
+    card, gpu_from = _card(log, gpu, said)
+    flags = {k: getattr(log, k) for k in ("tp", "pp", "max_model_len", "gpu_memory_utilization", "max_num_seqs",
+                                          "max_num_batched_tokens", "quantization", "kv_cache_dtype", "enforce_eager")}
+    check = LogCheck(path=str(path), log=log, vllm_version=version, version_from=version_from,
+                     model=spec.id if spec else (model or log.model), model_from=model_from,
+                     gpu=card.id if card else None, gpu_from=gpu_from, flags=flags, said=said)
+    if spec is None or card is None:
+        if card is None:
+            said.append("no card: give --gpu (the log states no total memory to match)")
+        check.verdict = "no prediction: " + "; ".join(s for s in said if s.startswith(("no ", "cannot")))
+        return check
+    if log.total_gib:  # the budget's base is the total the run saw
+        card = card._replace(memory_reported_bytes=int(log.total_gib * GIB))
+    inputs = _inputs(log, spec, card, version)
+    for name, value in (("max_num_seqs", log.max_num_seqs), ("max_num_batched_tokens", log.max_num_batched_tokens),
+                        ("gpu_memory_utilization", log.gpu_memory_utilization)):
+        if value is None:
+            said.append(f"{name} not in the log: vLLM {version}'s default {getattr(inputs, name)} assumed")
+    try:
+        result = size(spec, card, inputs)
+    except InputError as e:  # the run as logged is not one this model and card can be sized for
+        said.append(e.line())
+        check.verdict = f"no prediction: {e.line()}"
+        return check
+    check.predicted = predicted_figures(result)
+    logged = log.figures()
+    for name, cause in CAUSES.items():
+        got, want = logged.get(name), check.predicted.get(name)
+        if got is None or want is None or (got == 0 and name != "available_kv_gib"):
+            continue
+        base = abs(got)
+        if name == "available_kv_gib" and got <= 0.05 * result.usable_bytes / GIB:
+            # a failed or nearly failed start: the error is the budget's parts against the budget itself
+            base = result.usable_bytes / GIB
+        check.items.append(Item(name, got, want, (want - got) / base, cause))
+    headline = next((i for i in check.items if i.name == "kv_tokens"), None) or next(
+        (i for i in check.items if i.name in ("available_kv_gib", "kv_needed_gib")), None)
+    if headline is None:
+        check.verdict = "nothing to compare: the log states no KV figure"
+    else:
+        check.matches = abs(headline.difference) <= TOLERANCE
+        off = max((i for i in check.items if i is not headline and i.name != "available_kv_gib"),
+                  key=lambda i: abs(i.difference) * max(abs(i.logged), 0.01), default=None)
+        check.verdict = (f"{headline.name} {'within' if check.matches else 'off by more than'} {TOLERANCE * 100:.0f} %: "
+                         f"predicted {headline.predicted:,} against {headline.logged:,} logged "
+                         f"({headline.difference:+.1%})")
+        if not check.matches and off is not None and abs(off.difference) > TOLERANCE:
+            check.verdict += f"; the largest part off is {off.name} ({off.difference:+.1%}): {off.cause}"
+    check.advice = advice(spec, card, inputs, result, log, concurrency)
+    return check
+
+
+def advice(spec: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, r: SizeResult, log: StartupLog,
+           concurrency: int | None) -> list[str]:
+    """What to change to hold `concurrency` sequences at the logged max_model_len (one, when the start failed)."""
+    target = concurrency or (1 if log.failed else None)
+    if target is None:
+        return [f"at max_model_len {inputs.context_tokens:,} this run holds about {r.max_concurrency:.1f} sequences; "
+                "give --concurrency N for what to change to hold N"]
+    ctx = inputs.context_tokens
+    need = target * r.kv.bytes_per_sequence(ctx)
+    pool = r.usable_bytes - r.weights.per_gpu - r.activation.peak - r.reserve.total
+    if pool >= need:
+        return [f"{target} sequence(s) at {ctx:,} tokens fit: {r.max_concurrency:.1f} would"]
+    out = []
+    gmu = (need + r.weights.per_gpu + r.activation.peak + r.reserve.total) / gpu.memory_reported_bytes
+    if gmu <= 0.95:
+        out.append(f"--gpu-memory-utilization {gmu + 0.005:.2f} holds {target} sequence(s) at {ctx:,} tokens")
+    per_token = r.kv.bytes_per_token(ctx)
+    if pool > 0 and per_token:
+        fits = int(pool // per_token // target) // 16 * 16
+        if fits >= 16:
+            out.append(f"--max-model-len {fits:,} holds {target} sequence(s) at this utilization")
+    if inputs.max_num_seqs and inputs.max_num_seqs > target:
+        pinned = size(spec, gpu, inputs._replace(max_num_seqs=target))
+        freed = r.activation.peak - pinned.activation.peak
+        if freed > 0.01 * GIB:
+            out.append(f"--max-num-seqs {target} frees {freed / GIB:.2f} GiB of the sampler warm-up "
+                       f"({pinned.max_concurrency:.1f} sequences at {ctx:,} tokens)")
+    try:
+        wider = size(spec, gpu, inputs._replace(tp=inputs.tp * 2))
+        out.append(f"--tensor-parallel-size {inputs.tp * 2} holds {wider.max_concurrency:.1f} sequences at {ctx:,} tokens "
+                   f"(twice the GPUs)")
+    except InputError:
+        pass
+    return out or [f"{target} sequence(s) at {ctx:,} tokens need a larger card or a shorter context"]
+
+
+def check_json(c: LogCheck) -> dict[str, Any]:
+    """The public JSON object of `check-log --json`."""
+    keys = ("kv_tokens", "available_kv_gib", "weights_gib", "activation_peak_gib", "non_torch_gib", "cuda_graph_gib",
+            "max_concurrency", "kv_needed_gib", "total_gib")
+    logged = c.log.figures()
+    return {
+        "file": c.path,
+        "vllm_version": c.vllm_version,
+        "version_from": c.version_from,
+        "model": c.model,
+        "model_from": c.model_from,
+        "gpu": c.gpu,
+        "gpu_from": c.gpu_from,
+        "flags": c.flags,
+        "logged": {k: logged.get(k) for k in keys},
+        "predicted": {k: c.predicted.get(k) for k in keys} if c.predicted else None,
+        "items": [{"name": i.name, "logged": i.logged, "predicted": i.predicted, "difference": round(i.difference, 4),
+                   "cause": i.cause} for i in c.items],
+        "verdict": c.verdict,
+        "matches": c.matches,
+        "notes": c.said,
+        "advice": c.advice,
+    }
