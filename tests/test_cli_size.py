@@ -24,7 +24,8 @@ def test_llama_8b_on_h100_offline():
     assert set(d["model"]) == MODEL_KEYS
     assert set(d["per_gpu_bytes"]) == {"weights", "kv_cache", "activations", "reserve", "total"}
     assert d["model"]["params_total"] == 8_030_261_248
-    assert d["per_gpu_bytes"]["weights"] == 16_060_522_496  # 8,030,261,248 × 2 bytes
+    # 8,030,261,248 × 2 bytes + the RoPE cos/sin cache vLLM builds at load (131,072 positions × 128 × 2 bytes)
+    assert d["per_gpu_bytes"]["weights"] == 16_060_522_496 + 33_554_432
     assert d["kv_bytes_per_token"] == 131_072  # 2 × 32 layers × 8 KV heads × 128 × 2 bytes
     assert d["per_gpu_bytes"]["kv_cache"] == 16 * 8192 * 131_072
     assert d["model"]["source"] == "catalog"
@@ -191,3 +192,74 @@ def test_size_json_validates_against_the_published_size_schema():
         r = run_main("size", "meta-llama/Llama-3.1-8B-Instruct", "--concurrency", "16", "--json", *extra)
         assert r.code == 0, r.err
         jsonschema.validate(r.json(), json.loads(schema.out))
+
+
+def test_context_and_concurrency_auto_are_the_largest_that_fit():
+    """--context auto (vLLM's --max-model-len -1): the longest whole-block context at which the concurrency fits;
+    one block more does not. --concurrency auto: the most sequences at the context; one more does not."""
+    from wizard.sizing.fit import SizeInputs, size
+    from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model
+
+    m, gpu = load_catalog_model(find_entry("meta-llama/Llama-3.1-8B-Instruct")), find_gpu("l4-24gb")
+    r = run_cli("size", m.id, "--gpu", gpu.id, "--concurrency", "4", "--context", "auto", "--json")
+    assert r.code == 0, r.err
+    ctx, inputs = r.json()["inputs"]["context_tokens"], r.json()["inputs"]
+    base = SizeInputs(concurrency=4, gpu_memory_utilization=inputs["gpu_memory_utilization"],
+                      max_num_seqs=inputs["max_num_seqs"], max_num_batched_tokens=inputs["max_num_batched_tokens"])
+    assert ctx % 16 == 0 and size(m, gpu, base._replace(context_tokens=ctx)).fits
+    assert not size(m, gpu, base._replace(context_tokens=ctx + 16)).fits
+    r = run_cli("size", m.id, "--gpu", gpu.id, "--context", "8192", "--concurrency", "auto", "--json")
+    n = r.json()["inputs"]["concurrency"]
+    assert n >= 1 and size(m, gpu, base._replace(context_tokens=8192, concurrency=n)).fits
+    assert not size(m, gpu, base._replace(context_tokens=8192, concurrency=n + 1)).fits
+    both = run_cli("size", m.id, "--context", "auto", "--concurrency", "auto")
+    assert_one_line_error(both, "--concurrency", "not both")
+
+
+def test_a_plain_vllm_serve_profiles_the_default_max_num_seqs():
+    """Without --max-num-seqs, vLLM 0.33 on an H100 (>= 70 GiB, not A100) profiles 1,024 sequences: the sampler pass
+    holds 1,024 × 128,256 logits × 18 B = 2.20 GiB, above the forward pass over 8,192 tokens (0.84 GiB); the tip
+    says what --max-num-seqs at the concurrency frees, and the modelled command lists the defaults it assumed."""
+    r = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb", "--concurrency", "16", "--json")
+    d = r.json()
+    assert d["inputs"]["max_num_seqs"] == 1024 and d["inputs"]["max_num_batched_tokens"] == 8192
+    assert d["per_gpu_bytes"]["activations"] == 1024 * 128_256 * 18
+    assert d["vllm_serve"] == "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192"
+    assert d["defaults_assumed"] == ["--max-num-seqs 1024", "--max-num-batched-tokens 8192",
+                                     "--gpu-memory-utilization 0.92"]
+    pinned = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb", "--concurrency", "16",
+                     "--max-num-seqs", "16", "--json").json()
+    freed = d["per_gpu_bytes"]["activations"] - pinned["per_gpu_bytes"]["activations"]
+    assert d["tips"] == [f"--max-num-seqs 16 frees {freed / 2**30:.1f} GiB (the sampler warm-up profiles 1,024 sequences "
+                         f"× 128,256 logits by default): capacity {pinned['kv_capacity_tokens']:,} tokens instead of "
+                         f"{d['kv_capacity_tokens']:,}"]
+    assert "--max-num-seqs 16" in pinned["vllm_serve"] and pinned["tips"] == []
+    # an older release: its own defaults (0.19: utilization 0.9, no graph pool in the budget)
+    old = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb", "--vllm-version", "0.19.1",
+                  "--json").json()
+    assert old["inputs"]["gpu_memory_utilization"] == 0.9 and old["inputs"]["vllm_version"] == "0.19.1"
+    assert old["per_gpu_bytes"]["activations"] == 1024 * 128_256 * 10  # one FlashInfer pass: 10 B per logit
+
+
+def test_an_unknown_vllm_release_is_one_line():
+    assert_one_line_error(run_cli("size", "Qwen/Qwen3-0.6B", "--vllm-version", "0.5.4"), "vllm_version", "0.6.0")
+    assert_one_line_error(run_cli("size", "Qwen/Qwen3-0.6B", "--vllm-version", "latest"), "vllm_version", "PEP 440")
+
+
+def test_headroom_outside_the_budget_is_checked():
+    """TP 2 on H100s at utilization 0.98: vLLM holds the CUDA context and NCCL/custom all-reduce buffers (0.35 +
+    1.79 GiB per GPU, measured by V0 which counted them) before its profile, outside the budget; 2 % of the card
+    does not hold them. At the default 0.92 it does; over PCIe only the context is counted (not measured)."""
+    r = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb", "--tp", "2",
+                "--gpu-memory-utilization", "0.98", "--json")
+    note = next(n for n in r.json()["notes"] if n.startswith("headroom:"))
+    total = r.json()["gpu"]["memory_bytes"]
+    best = int((1 - int(2.14 * 2**30) / total) * 100) / 100
+    assert "2.14 GiB of CUDA context and communicators" in note and f"use at most {best:.2f}" in note
+    for gpu in ("h100-sxm-80gb", "rtx4090-24gb"):
+        ok = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", gpu, "--tp", "2", "--json")
+        assert not any(n.startswith("headroom:") for n in ok.json()["notes"]), gpu
+    # before 0.20 the graph pool was not budgeted: it must fit the headroom too
+    old = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "l4-24gb", "--vllm-version", "0.11.0",
+                  "--gpu-memory-utilization", "0.99", "--json")
+    assert any("0.45 GiB of CUDA graphs the budget does not hold" in n for n in old.json()["notes"])

@@ -70,7 +70,8 @@ def test_pp_capacity_is_the_smallest_stage():
     r = size(m, gpu, SizeInputs(pp=3, context_tokens=1024))
     assert r.kv_bytes_per_token == 10 * 2 * 8 * 128 * 2
     stage_weights = weight_bytes(m, "auto", 1, 3).per_stage
-    pool = r.usable_bytes - stage_weights[1] - r.activation.peak - r.reserve.total
+    rope = 40_960 * 128 * 2  # each stage's RoPE cos/sin cache: max_position_embeddings × head_dim × 2 B
+    pool = r.usable_bytes - stage_weights[1] - rope - r.activation.peak - r.reserve.total
     assert r.kv_capacity_tokens == pool // 40_960 // 16 * 16
 
 

@@ -158,7 +158,7 @@ def test_size_per_gpu_figures_follow_tp_and_pp():
     m = spec("meta-llama__Meta-Llama-3.1-70B")
     r = size(m, _gpu(), SizeInputs(tp=2, pp=3, context_tokens=8192, concurrency=4))
     assert r.gpus == 6
-    assert r.weights.per_gpu == weight_bytes(m, "auto", tp=2, pp=3).per_gpu
+    assert r.weights.per_gpu == weight_bytes(m, "auto", tp=2, pp=3).per_gpu + r.weights.buffers  # + the RoPE cache
     # KV: heaviest stage 27 layers x 2 x (8 / 2) KV heads x 128 x 2 bytes, 4 sequences of 8192 tokens
     assert r.kv_cache_bytes == 27 * 2 * 4 * 128 * 2 * 8192 * 4
     assert r.kv_bytes_per_token == kv_shape(m, tp=2, pp=3).bytes_per_token(8192) == 27 * 2 * 4 * 128 * 2

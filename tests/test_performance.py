@@ -72,7 +72,7 @@ def test_the_inputs_the_hand_arithmetic_rests_on(llama8b, h100):
     assert 2 * 32 * 8 * 128 * 2 == L8_KV_PER_TOKEN
     assert 32 * (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 14336 * 4096 + 2 * 4096) + 2 * 128256 * 4096 + 4096 == 8_030_261_248
     r = size(llama8b, h100, SizeInputs())
-    assert r.weights.per_gpu == L8_WEIGHTS == 2 * 8_030_261_248
+    assert r.weights.per_gpu - r.weights.buffers == L8_WEIGHTS == 2 * 8_030_261_248  # checkpoint bytes (+ RoPE cache)
     assert r.params.active == L8_ACTIVE == 8_030_261_248 - 128256 * 4096
     assert r.kv.full_bytes_per_token == L8_KV_PER_TOKEN
     assert r.activation.tokens == 8192  # vLLM's default budget on an H100
@@ -160,7 +160,7 @@ def test_tp2_step_adds_two_all_reduces_per_layer_over_nvlink(llama8b, h100):
     """TP 2, one token: per layer 2 × (latency + 2 × (2 − 1)/2 × 1 token × 4096 × 2 bytes / 450e9), × 32 layers.
     Each rank reads half the matrices and 4 of the 8 KV heads, and does half the FLOPs."""
     r = size(llama8b, h100, SizeInputs(tp=2))
-    assert r.weights.per_gpu == _llama8b_tp2_weights_per_gpu() == 8_030_527_488
+    assert r.weights.per_gpu - r.weights.buffers == _llama8b_tp2_weights_per_gpu() == 8_030_527_488
     p = performance(r, Workload(1, 1000, 200))
     comm = L8_LAYERS * 2 * (perf.ALLREDUCE_LATENCY_S + 2 * (2 - 1) / 2 * 1 * L8_HIDDEN * 2 / H100_LINK)
     memory = (8_030_527_488 + (L8_KV_PER_TOKEN / 2) * 1100) / (H100_BW * EFF_BW)
@@ -199,7 +199,7 @@ def test_pp2_tpot_is_two_stages_of_half_the_batch_plus_the_hand_off(llama8b, h10
     its KV is 16 layers × 2 × 8 × 128 × 2 = 65,536 B/token; hand-off (2 − 1) × 2 × 4096 × 2 B over the network."""
     r = size(llama8b, h100, SizeInputs(pp=2))
     stage_weights = 2 * (16 * 218_112_000 + 4096 + 128256 * 4096)
-    assert r.weights.per_gpu == stage_weights == 8_030_265_344
+    assert r.weights.per_gpu - r.weights.buffers == stage_weights == 8_030_265_344
     p = performance(r, Workload(4, 1000, 200))
     memory = (stage_weights + 2 * 65_536 * 1100) / (H100_BW * EFF_BW)
     flops = 2 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / 2 + 7.5 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 550) / 2
@@ -228,7 +228,7 @@ def test_moe_step_reads_only_the_experts_the_batch_touches(mixtral, tokens):
     the step reads the dense share of the weights plus (1 − 0.75^B) of the expert share."""
     assert MX_TOTAL_BYTES == 93_405_585_408 == 2 * 46_702_792_704
     r = size(mixtral, find_gpu("h200-sxm-141gb"), SizeInputs())  # TP 1: per GPU = the whole model
-    assert r.weights.per_gpu == MX_TOTAL_BYTES
+    assert r.weights.per_gpu - r.weights.buffers == MX_TOTAL_BYTES
     touched = 1 - (1 - 2 / 8) ** tokens
     dense = MX_TOTAL_BYTES - MX_EXPERT_BYTES
     _close(weights_read_per_step(r, tokens), dense + MX_EXPERT_BYTES * touched)
@@ -286,7 +286,7 @@ def test_fp8_weights_use_the_fp8_tensor_core_peak(llama8b, h100):
     # 7 projections × 32 layers at 1 byte + a 4-byte per-tensor scale; the rest 16-bit
     linear = 32 * (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 14336 * 4096)
     fp8_bytes = linear + 32 * 7 * 4 + 2 * (8_030_261_248 - linear)
-    assert r.weights.per_gpu == fp8_bytes
+    assert r.weights.per_gpu - r.weights.buffers == fp8_bytes
     _close(p.decode_memory_ms, (fp8_bytes + L8_KV_PER_TOKEN * 1100) / (H100_BW * EFF_BW) * 1000)
 
 

@@ -38,6 +38,10 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_int_or_auto(text: str) -> int | str:
+    return "auto" if text.strip().lower() == "auto" else positive_int(text)
+
+
 def fraction(text: str) -> float:
     try:
         value = float(text)
@@ -59,9 +63,11 @@ def build_parser() -> Parser:
     size.add_argument("--gpu", default=DEFAULT_GPU, help=f"catalog GPU id (see `gpus`; default {DEFAULT_GPU})")
     size.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel size (GPUs per stage)")
     size.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel size (stages)")
-    size.add_argument("--context", type=positive_int, default=None,
-                      help="P99 prompt + output tokens per request (default: 8192, or the model's maximum if smaller)")
-    size.add_argument("--concurrency", type=positive_int, default=1, help="P99 sequences in flight at peak")
+    size.add_argument("--context", type=positive_int_or_auto, default=None,
+                      help="P99 prompt + output tokens per request (default: 8192, or the model's maximum if smaller); "
+                           "auto: the longest that fits the concurrency (vLLM's --max-model-len -1)")
+    size.add_argument("--concurrency", type=positive_int_or_auto, default=1,
+                      help="P99 sequences in flight at peak; auto: the most that fit at the context")
     size.add_argument("--weight-precision", choices=WEIGHT_PRECISIONS, default="auto")
     size.add_argument("--kv-cache-dtype", choices=KV_DTYPES, default="auto")
     size.add_argument("--gpu-memory-utilization", type=fraction, default=None,
@@ -198,14 +204,16 @@ def cmd_size(args: argparse.Namespace) -> int:
     engine = profile_for(version)  # an unknown release is one line before any model is read
     gpu = find_gpu(args.gpu)
     model = resolve_model(args.model)
-    context = args.context or min(8192, model.max_position_embeddings)
+    if args.context == "auto" and args.concurrency == "auto":
+        raise InputError("--concurrency", "auto", "one of --context and --concurrency may be auto, not both")
+    context = args.context if isinstance(args.context, int) else min(8192, model.max_position_embeddings)
     tokens, seqs = engine.default_batch(gpu, context)
     # Unspecified flags take that release's defaults, as a plain `vllm serve` does (serve_command says which).
     inputs = SizeInputs(
         tp=args.tp,
         pp=args.pp,
         context_tokens=context,
-        concurrency=args.concurrency,
+        concurrency=args.concurrency if isinstance(args.concurrency, int) else 1,
         weight_precision=args.weight_precision,
         kv_cache_dtype=args.kv_cache_dtype,
         gpu_memory_utilization=args.gpu_memory_utilization or engine.gpu_memory_utilization,
@@ -216,6 +224,15 @@ def cmd_size(args: argparse.Namespace) -> int:
     )
     given = {name for name in ("gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs")
              if getattr(args, name) is not None}
+    if args.context == "auto" or args.concurrency == "auto":
+        from wizard.sizing.auto_limits import longest_context, most_sequences
+
+        if args.context == "auto":
+            inputs = inputs._replace(context_tokens=longest_context(model, gpu, inputs))
+            if args.max_num_batched_tokens is None:  # V0's batch follows the context
+                inputs = inputs._replace(max_num_batched_tokens=engine.default_batch(gpu, inputs.context_tokens)[0])
+        else:
+            inputs = inputs._replace(concurrency=most_sequences(model, gpu, inputs))
     if (args.prompt_tokens is None) != (args.output_tokens is None):
         flag = "--prompt-tokens" if args.prompt_tokens is not None else "--output-tokens"
         raise InputError(flag, args.prompt_tokens or args.output_tokens, "give --prompt-tokens and --output-tokens together")

@@ -155,11 +155,21 @@ def encoder_notes(act: ActivationPeak, model: ModelSpec) -> tuple[str, ...]:
             "'{\"image\": 0}' skips it",)
 
 
+def rope_cache_bytes(m: ModelSpec) -> int:
+    """vLLM's RoPE cos/sin cache: max_position_embeddings × rotary dim elements in the model dtype (2 bytes), one
+    per GPU, shared by every layer (rotary_embedding/base.py @ v0.33.0 L57-103: `register_buffer("cos_sin_cache")`
+    of arange(max_position) × inv_freq, cos and sin concatenated). Llama-3.1-8B: 131,072 × 128 × 2 = 32 MiB, the
+    difference between its checkpoint (14.957 GiB) and the 14.9888 GiB vLLM 0.6 logs as loaded. Scaled variants
+    (YaRN, linear) hold more positions; not modelled."""
+    rotary = m.mla.qk_rope_head_dim if m.mla is not None else m.head_dim
+    return m.max_position_embeddings * rotary * 2
+
+
 def headroom_notes(gpu: GpuSpec, inputs: SizeInputs) -> tuple[str, ...]:
     """A warning when what vLLM allocates after the KV pool does not fit the headroom the utilization leaves."""
     engine = profile_for(inputs.vllm_version)
     h = headroom(gpu.memory_reported_bytes, inputs.gpu_memory_utilization, inputs.tp * inputs.pp,
-                 engine.cuda_graphs_budgeted, inputs.enforce_eager, engine.runner)
+                 engine.cuda_graphs_budgeted, inputs.enforce_eager, engine.runner, gpu.nvlink)
     if h.fits:
         return ()
     parts = [f"{b / GIB:.2f} GiB {name}" for name, b in (("of CUDA graphs the budget does not hold", h.graphs),
@@ -183,6 +193,11 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     check_layout(model, inputs.tp, inputs.pp, fmt.name, fmt.group_size if aligned else None, fmt.block if aligned else None)
     params = count_params(model)
     weights = weight_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp)
+    # The RoPE cos/sin cache is a buffer every GPU builds at load (counted in vLLM's "Model loading took"), not a
+    # checkpoint tensor: it joins the weights per GPU, not the download.
+    rope = rope_cache_bytes(model)
+    weights = weights._replace(per_stage=tuple(s + rope for s in weights.per_stage), per_gpu=weights.per_gpu + rope,
+                               buffers=rope)
     engine = profile_for(inputs.vllm_version)
     batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens)[0]
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget

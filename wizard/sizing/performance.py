@@ -79,12 +79,13 @@ def _expert_share(m: ModelSpec, fmt: WeightFormat) -> float:
 def weights_read_per_step(r: SizeResult, tokens: float) -> float:
     """Bytes of weights one step reads per GPU: everything dense, and for MoE the experts the batch touches."""
     m = r.model
+    read = r.weights.per_gpu - r.weights.buffers  # the RoPE cache is indexed, not streamed
     if m.moe is None:
-        return r.weights.per_gpu
+        return read
     share = _expert_share(m, r.weights.format)
     e, k = m.moe.num_experts, m.moe.experts_per_token
     touched = 1 - (1 - k / e) ** max(tokens, 1)
-    return r.weights.per_gpu * (1 - share + share * touched)
+    return read * (1 - share + share * touched)
 
 
 def attention_flops_per_token(m: ModelSpec, context: float) -> float:

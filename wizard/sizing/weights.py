@@ -27,6 +27,7 @@ class WeightBytes(NamedTuple):
     format: WeightFormat
     exact: bool  # scaled to the byte count of the safetensors headers
     per_stage: tuple[int, ...]  # per GPU of each PP stage
+    buffers: int = 0  # per GPU, in per_gpu and per_stage: built at load, not read from the checkpoint (RoPE cache)
 
 
 def tensor_bytes(t: Tensor, fmt: WeightFormat, m: ModelSpec) -> int:
