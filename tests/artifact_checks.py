@@ -868,3 +868,164 @@ def extended_checks(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
     problems = extended_problems(docs, serve_argv)
     if problems:
         raise AssertionError("deploy-checklist (extended):\n" + "\n".join(f" - {p}" for p in problems))
+
+
+# ---------------------------------------------------------------------------------------------------- gateway
+
+# Docker Compose interpolation (compose-spec "Interpolation"): "$$" is a literal "$"; $VAR, ${VAR}, ${VAR:-x},
+# ${VAR-x}, ${VAR:?msg}, ${VAR?msg}, ${VAR:+x}, ${VAR+x} are expanded. Nested values are not needed here.
+_COMPOSE_VAR = re.compile(r"\$(?:(\$)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def compose_interpolate(text: str, env: dict[str, str]) -> str:
+    """A compose value as Compose reads it with `env`; raises AssertionError on a required variable that is unset or
+    on a "$" that is neither "$$" nor a variable (compose refuses "invalid interpolation format")."""
+    out, pos = [], 0
+    for m in _COMPOSE_VAR.finditer(text):
+        out.append(text[pos:m.start()])
+        if "$" in text[pos:m.start()]:
+            raise AssertionError(f"compose: a bare '$' in {text!r}")
+        pos = m.end()
+        if m.group(1):
+            out.append("$")
+            continue
+        name = m.group(2) or m.group(5)
+        op, arg = m.group(3), m.group(4) or ""
+        value = env.get(name)
+        unset = value is None or (op is not None and op.startswith(":") and value == "")
+        if op in ("-", ":-"):
+            out.append(arg if unset else value or "")
+        elif op in ("?", ":?"):
+            if unset:
+                raise AssertionError(f"compose: required variable {name} is not set: {arg}")
+            out.append(value or "")
+        elif op in ("+", ":+"):
+            out.append("" if unset else arg)
+        else:
+            out.append(value or "")
+    if "$" in text[pos:]:
+        raise AssertionError(f"compose: a bare '$' in {text!r}")
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def compose_strings(value: Any) -> Iterable[str]:
+    """Every string (keys and values) of a parsed compose document."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from compose_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from compose_strings(v)
+
+
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv and argv.index(flag) + 1 < len(argv) else None
+
+
+def compose_variables(text: str) -> list[str]:
+    """The variables a compose value refers to ("$$" is no reference)."""
+    return [m.group(2) or m.group(5) for m in _COMPOSE_VAR.finditer(text) if not m.group(1)]
+
+
+COMPOSE_VARIABLES = frozenset({"VLLM_API_KEY", "HF_TOKEN"})  # what the gateway's compose.yaml may read (.env)
+
+
+def compose_problems(doc: dict[str, Any], env: dict[str, str] | None = None) -> list[str]:
+    """Structural problems of the gateway's compose.yaml (no docker on the test machines, so no `docker compose
+    config`): every value interpolates; images pinned; vLLM services run `vllm serve` with flags of the 0.33.0 table,
+    bound to 127.0.0.1 on distinct ports, on distinct GPUs, with a /health healthcheck on their own port and no
+    published ports; one nginx gateway; no variable but COMPOSE_VARIABLES is read."""
+    env = {"VLLM_API_KEY": "k", **(env or {})}
+    problems: list[str] = []
+    for text in compose_strings(doc):
+        try:
+            compose_interpolate(text, env)
+        except AssertionError as e:
+            problems.append(str(e))
+        for name in compose_variables(text):
+            if name not in COMPOSE_VARIABLES:
+                problems.append(f"compose: {text!r} reads the variable {name}: a literal '$' must be written '$$'")
+    services = doc.get("services")
+    if not isinstance(services, dict) or not services:
+        return problems + ["compose: no services"]
+    ports: dict[str, str] = {}
+    gpus: dict[str, str] = {}
+    gateways = 0
+    for name, svc in services.items():
+        image = str(svc.get("image", ""))
+        if ":" not in image.rsplit("/", 1)[-1] or image.endswith(":latest"):
+            problems.append(f"compose: {name}: image {image!r} is not pinned to a tag")
+        if svc.get("ports"):
+            problems.append(f"compose: {name}: publishes ports {svc['ports']} (the host network is used instead)")
+        if svc.get("network_mode") != "host":
+            problems.append(f"compose: {name}: network_mode is not host (nginx.conf reaches 127.0.0.1)")
+        if image.startswith("nginx:"):
+            gateways += 1
+            continue
+        if svc.get("entrypoint") != ["vllm", "serve"]:
+            problems.append(f"compose: {name}: entrypoint {svc.get('entrypoint')!r} is not ['vllm', 'serve']")
+        try:
+            argv = [compose_interpolate(str(a), env) for a in svc.get("command") or []]
+        except AssertionError:  # reported above; read the rest as written
+            argv = [str(a) for a in svc.get("command") or []]
+        problems += [f"compose: {name}: {p}" for p in vllm_flags.check_argv(argv)]
+        if _flag_value(argv, "--host") != "127.0.0.1":
+            problems.append(f"compose: {name}: vLLM is not bound to 127.0.0.1 (--host {_flag_value(argv, '--host')})")
+        port = _flag_value(argv, "--port")
+        if port is None:
+            problems.append(f"compose: {name}: no --port")
+        elif port in ports:
+            problems.append(f"compose: {name}: port {port} is also {ports[port]}'s")
+        else:
+            ports[port] = name
+        devices = [d for r in (((svc.get("deploy") or {}).get("resources") or {}).get("reservations") or {})
+                   .get("devices") or [] for d in r.get("device_ids") or []]
+        if not devices and "HIP_VISIBLE_DEVICES" not in (svc.get("environment") or {}):
+            problems.append(f"compose: {name}: no GPU reserved (deploy.resources.reservations.devices)")
+        for d in devices:
+            if d in gpus:
+                problems.append(f"compose: {name}: GPU {d} is also {gpus[d]}'s")
+            gpus[d] = name
+        test = " ".join(map(str, (svc.get("healthcheck") or {}).get("test") or []))
+        if f"127.0.0.1:{port}/health" not in test:
+            problems.append(f"compose: {name}: the healthcheck does not probe its own /health ({test!r})")
+        if "VLLM_API_KEY" not in (svc.get("environment") or {}):
+            problems.append(f"compose: {name}: no VLLM_API_KEY: the replica would answer without a key")
+    if gateways != 1:
+        problems.append(f"compose: {gateways} nginx gateway services (expected 1)")
+    return problems
+
+
+def check_compose(path: str | Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """yamllint, then compose_problems; returns the parsed document."""
+    check_yaml_lint([path])
+    doc = load_docs([path])[0]
+    problems = compose_problems(doc, env)
+    if problems:
+        raise AssertionError("compose.yaml:\n" + "\n".join(f" - {p}" for p in problems))
+    return doc
+
+
+def nginx_binary() -> str | None:
+    """nginx from PATH or the usual sbin folders (Debian installs it in /usr/sbin, not always on a user's PATH)."""
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin:/sbin")
+
+
+def nginx_argv(config: str | Path, prefix: str | Path, *extra_global: str) -> list[str]:
+    """nginx for an unprivileged run: the prefix, pid and error log inside `prefix` (-p, -g, -e), config as given."""
+    binary = nginx_binary()
+    if not binary:
+        raise AssertionError("nginx not found (CI installs nginx-light, .ci/run)")
+    globals_ = " ".join([f"pid {Path(prefix) / 'nginx.pid'};", *extra_global])
+    return [binary, "-e", "stderr", "-p", f"{prefix}/", "-c", str(config), "-g", globals_]
+
+
+def check_nginx(config: str | Path, prefix: str | Path) -> None:
+    """The real `nginx -t` on a configuration (its includes must exist): syntax, directives, contexts, upstreams."""
+    r = _run(nginx_argv(config, prefix) + ["-t", "-q"])
+    if r.returncode != 0:
+        raise AssertionError(f"nginx -t -c {config} (rc {r.returncode}):\n{(r.stdout + r.stderr).strip()}")

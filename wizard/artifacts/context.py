@@ -8,12 +8,14 @@ everything else is quoted by the template filters (`shq` for shell, `yq` for YAM
 from __future__ import annotations
 
 import math
+import os
 import re
 from pathlib import PurePosixPath
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.sizing.engine import VLLM_VERSION
+from wizard.sizing.engine import VLLM_VERSION, default_max_num_batched_tokens
+from wizard.sources.catalog import find_gpu
 from wizard.specs.contracts import ColdStart, Plan
 
 APP_NAME_MAX = 50  # + "-secrets" (8) and "-api" stay well inside 63
@@ -39,6 +41,22 @@ PROBE_PERIOD_S = 10
 QUEUE_TARGET = 5  # requests waiting per pod before scaling out (production-stack's KEDA threshold)
 IMAGE = "vllm/vllm-openai"
 MODEL_VOLUME = "/models"  # where the pods mount the model PVC (HF_HOME is /models/hf)
+
+# The self-built gateway of a basic team (DOMAIN §6; gateway/ in the starter repo): nginx on the gateway port in front
+# of one vLLM server per replica on the same machine, each bound to 127.0.0.1 on its own port from REPLICA_BASE_PORT.
+NGINX_IMAGE = "nginx:1.28.0"  # pinned like the vLLM image; the config uses nothing newer than nginx 1.22
+REPLICA_BASE_PORT = PORT + 1  # replica i (1-based) listens on 127.0.0.1:(PORT + i); the gateway keeps PORT
+GATEWAY_TIMEOUT_MARGIN = 2  # proxy_read_timeout = the plan's typical request time x 2 (as the client starter)
+GATEWAY_TIMEOUT_FLOOR_S = 60  # ... and never below nginx's own default of 60 s
+GATEWAY_CONNECT_TIMEOUT_S = 3  # a replica on the same machine accepts in ms: fail over fast when it is down/loading
+GATEWAY_MAX_FAILS = 3  # passive health check: 3 failed attempts (error, timeout, 502, 503) ...
+GATEWAY_FAIL_TIMEOUT_S = 30  # ... within 30 s take the replica out of rotation for 30 s
+GATEWAY_MAX_TRIES = 3  # proxy_next_upstream_tries: the first replica and at most two others
+BODY_BYTES_PER_TOKEN = 16  # request body budget per context token (JSON-escaped text, ~4 bytes/token, x4)
+# `vllm serve` flags that configure the HTTP server, not the engine: the offline LLM class has no such keyword.
+SERVER_ONLY_FLAGS = frozenset({"--host", "--port", "--shutdown-timeout", "--disable-access-log-for-endpoints"})
+BATCH_CHUNK_MIN = 256  # rows per chunk of serve/batch.py: flushed and resumable after each one ...
+BATCH_CHUNK_PER_SEQ = 4  # ... and at least 4 x max_num_seqs, so the engine's batch stays full inside a chunk
 
 
 def checked_name(text: str, field: str) -> str:
@@ -164,6 +182,97 @@ def client_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def self_built_gateway(plan: Plan, answers: dict[str, Any] | None) -> bool:
+    """Whether the repo gets the nginx gateway of gateway/: a gateway exposure off a cluster (a basic team builds its
+    own, §6) for a form whose replicas run on one machine each."""
+    return (plan.exposure == "gateway" and not on_cluster(plan, answers)
+            and plan.form in ("single_gpu", "single_node_multi_gpu"))
+
+
+def _literal(value: str) -> int | float | str:
+    """A `vllm serve` flag value as the Python value of the matching LLM keyword."""
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def engine_kwargs(plan: Plan, answers: dict[str, Any]) -> list[tuple[str, int | float | str]]:
+    """The LLM(...) keywords of serve/batch.py: the engine limits of `vllm serve` (serve_flags, flag --x-y is keyword
+    x_y), without the HTTP server's flags, plus max_num_batched_tokens: the plan's memory was sized with the
+    `vllm serve` default for the GPU, and the LLM class runs under another usage context (LLM_CLASS) whose scheduler
+    defaults differ (vllm/engine/arg_utils.py, _set_default_args)."""
+    out = [(flag.removeprefix("--").replace("-", "_"), _literal(value)) for flag, value in serve_flags(plan, answers)
+           if flag not in SERVER_ONLY_FLAGS and value is not None]
+    if plan.gpu:
+        out.append(("max_num_batched_tokens", default_max_num_batched_tokens(find_gpu(plan.gpu))))
+    return out
+
+
+def batch_copies(copies: int, gpus_per_copy: int, gpus_per_node: int, nodes: int = 1) -> list[dict[str, Any]]:
+    """One line per copy of the offline job: its shard, the machine it runs on, and the CUDA_VISIBLE_DEVICES prefix
+    of its command (none on CPU, or when a copy spans machines: Ray places it)."""
+    per_node = max(1, gpus_per_node // max(1, gpus_per_copy))
+    machines = -(-copies // per_node)
+    out = []
+    for i in range(copies):
+        devices = ",".join(str((i % per_node) * gpus_per_copy + g) for g in range(gpus_per_copy))
+        out.append({"shard": i, "machine": i // per_node + 1,
+                    "env": f"CUDA_VISIBLE_DEVICES={devices} " if devices and nodes == 1 else "",
+                    "note": f"  # machine {i // per_node + 1}" if devices and nodes == 1 and machines > 1 else ""})
+    return out
+
+
+def gateway_context(plan: Plan, answers: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
+    """Values of gateway/ (nginx.conf, compose.yaml, keys.sh, README.md): the replicas on their ports and GPUs, the
+    timeouts from the plan's request time and the rate limits from its capacity.
+
+    One machine holds as many replicas as its GPUs allow (gpus_per_node // GPUs per replica); a plan with more
+    replicas runs the same gateway/ folder on `hosts` machines (each with its own gateway in front of its own
+    replicas, behind DNS round-robin or the cloud's load balancer), so every limit here is per machine."""
+    assert plan.performance is not None and plan.gpu is not None and plan.memory is not None
+    gpus = ctx["gpus_per_pod"]
+    per_node = max(1, find_gpu(plan.gpu).gpus_per_node // gpus)
+    hosts = -(-plan.replicas // per_node)
+    per_host = -(-plan.replicas // hosts)
+    request_s = (plan.performance.ttft_ms + ctx["output_tokens"] * plan.performance.tpot_ms) / 1000
+    concurrency = per_host * ctx["max_num_seqs"]  # sequences this machine's replicas carry within the targets
+    rate_per_min = max(1, math.floor(concurrency / request_s * 60))  # requests a minute they complete at that load
+    replicas = []
+    for i in range(per_host):
+        port = REPLICA_BASE_PORT + i
+        flags = [(f, str(port) if f == "--port" else "127.0.0.1" if f == "--host" else v)
+                 for f, v in serve_flags(plan, answers)]
+        replicas.append({"name": f"vllm-{i + 1}", "port": port,
+                         "devices": [str(i * gpus + g) for g in range(gpus)],
+                         "serve_args": flatten(ctx["pod_model"], ctx["served_model_name"], flags)})
+    local_source = str(PurePosixPath(os.path.abspath(ctx["model"]))) if ctx["local_model"] else ""
+    return {
+        "gateway_port": PORT,
+        "nginx_image": NGINX_IMAGE,
+        "gateway_hosts": hosts,
+        "gateway_replicas": replicas,
+        "replicas_per_host": per_host,
+        "replicas_total": hosts * per_host,
+        "request_s": round(request_s, 1),
+        "read_timeout_s": int(max(GATEWAY_TIMEOUT_FLOOR_S, math.ceil(request_s * GATEWAY_TIMEOUT_MARGIN))),
+        "timeout_margin": GATEWAY_TIMEOUT_MARGIN,
+        "timeout_floor_s": GATEWAY_TIMEOUT_FLOOR_S,
+        "connect_timeout_s": GATEWAY_CONNECT_TIMEOUT_S,
+        "max_fails": GATEWAY_MAX_FAILS,
+        "fail_timeout_s": GATEWAY_FAIL_TIMEOUT_S,
+        "next_upstream_tries": max(1, min(per_host, GATEWAY_MAX_TRIES)),
+        "gateway_concurrency": concurrency,
+        "rate_per_min": rate_per_min,
+        "burst": concurrency,
+        "body_mib": max(1, math.ceil(ctx["context_tokens"] * BODY_BYTES_PER_TOKEN / 2**20)),
+        "model_bind_source": local_source,
+        "model_bind_target": ctx["pod_model"] if ctx["local_model"] else "",
+    }
+
+
 def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     """Template values for one plan. Raises InputError for names that cannot be Kubernetes names."""
     model = str(answers.get("model") or plan.model or "")
@@ -191,7 +300,13 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "gpu_memory_utilization": float(answers.get("gpu_memory_utilization") or 0.9),
         "tp": 1, "pp": 1, "nodes": 1,
         "on_cpu": plan.form == "cpu",
+        "batch_kwargs": [("max_model_len", int(answers.get("context_tokens") or 8192)),
+                         ("max_num_seqs", int(plan.concurrency_per_replica or answers.get("peak_concurrency") or 1))]
+        + ([("kv_cache_dtype", "fp8")] if answers.get("kv_cache_dtype") == "fp8" else []),
+        "batch_shards": max(1, plan.replicas),
+        "batch_copies": batch_copies(max(1, plan.replicas), 0, 1),
     }
+    ctx["batch_chunk"] = max(BATCH_CHUNK_MIN, BATCH_CHUNK_PER_SEQ * ctx["max_num_seqs"])
     if plan.form == "managed_api":
         return ctx | client_context(plan, answers)
     if not has_gpus or plan.memory is None or plan.gpu is None:
@@ -232,5 +347,9 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "queue_target": QUEUE_TARGET,
         "flags": serve_flags(plan, answers),
         "serve_args": flatten(pod_model, served, serve_flags(plan, answers)),
+        "batch_kwargs": engine_kwargs(plan, answers),
+        "batch_copies": batch_copies(max(1, plan.replicas), gpus_per_pod, find_gpu(plan.gpu).gpus_per_node, nodes),
     }
+    if self_built_gateway(plan, answers) and plan.performance is not None:
+        ctx |= gateway_context(plan, answers, ctx)
     return ctx

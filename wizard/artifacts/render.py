@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from wizard.artifacts.context import autoscaled, build_context, on_cluster
+from wizard.artifacts.context import autoscaled, build_context, on_cluster, self_built_gateway
 from wizard.artifacts.plan_sections import plan_sections
 from wizard.specs.contracts import Plan, to_json
 
@@ -103,7 +103,11 @@ def files_for(plan: Plan, answers: dict[str, Any] | None = None) -> list[tuple[s
             k8s.append("hpa.yaml")
     if plan.replicas >= 2:
         k8s.append("pdb.yaml")
-    if platform:
+    if self_built_gateway(plan, answers):  # a basic team's own gateway in front of the replicas (§6)
+        out += [("gateway/README.md", "gateway/README-nginx.md.j2"), ("gateway/nginx.conf", "gateway/nginx.conf.j2"),
+                ("gateway/compose.yaml", "gateway/compose.yaml.j2"), ("gateway/keys.sh", "gateway/keys.sh.j2"),
+                ("gateway/.gitignore", "gateway/gitignore.j2")]
+    elif platform:
         out.append(("gateway/README.md", "gateway/README.md.j2"))
     if on_cluster(plan, answers):
         out += [(f"k8s/{name}", f"k8s/{name}.j2") for name in k8s]
