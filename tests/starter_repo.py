@@ -17,11 +17,15 @@ def validate_repo(repo: Path) -> None:
     """Every generated file passes its tools, plus the rules no schema catches (deploy-checklist §4)."""
     plan = json.loads((repo / "plan.json").read_text())
     yaml.safe_load((repo / "answers.yaml").read_text())
-    scripts = sorted(repo.glob("serve/*.sh"))
+    scripts = sorted([*repo.glob("serve/*.sh"), *repo.glob("bench/*.sh")])
     if scripts:
         checks.check_bash(*scripts)
         for script in scripts:
             assert script.stat().st_mode & 0o111, f"{script.name} is not executable"
+    if (repo / "gateway" / "keys.sh").exists():
+        checks.check_bash(repo / "gateway" / "keys.sh")
+    if (repo / "gateway" / "compose.yaml").exists():
+        checks.check_compose(repo / "gateway" / "compose.yaml")
     for py in [*repo.glob("serve/*.py"), *repo.glob("client/*.py")]:
         py_compile.compile(str(py), doraise=True, cfile=str(py) + "c.tmp")
         Path(str(py) + "c.tmp").unlink()

@@ -1,13 +1,12 @@
 """Latency and throughput of one replica (wizard.sizing.performance) against hand arithmetic, and monotonicity.
 
-The model under test (module docstring): one engine step of a replica serving B sequences with P-token prompts
-and O-token outputs carries B decode tokens plus min((B − 1)·P/O, token budget − B) prompt tokens, and takes
-    memory  (weights read + B × KV of one sequence at the average context P + O/2) / (bandwidth × EFF_BANDWIDTH)
-  + compute (2 × active params + attention) per token / (peak FLOPS × EFF_FLOPS)
+The model under test (module docstring): one engine step with B decode tokens and X prompt tokens takes
+    max(memory  (weights read + B × KV of one sequence at the average context P + O/2) / (bandwidth × EFF),
+        compute (2 × active params + attention) per token / (peak FLOPS × EFF_FLOPS))
   + TP all-reduce: 2 per layer × (latency + 2 (TP − 1)/TP × tokens × hidden × 2 bytes / interconnect)
-  + STEP_OVERHEAD_S.
-The efficiency constants are read from the module (they are calibrated); every other number below is written
-out from the model's config.json and the GPU's datasheet entry in the catalog.
+  + STEP_OVERHEAD_S;
+and the load model turns steps into TTFT/TPOT (mean, P99) at the load. The efficiency constants are read from the
+module (they are fitted); every other number below is written out from config.json and the GPU's catalog entry.
 
 Llama-3.1-8B (config.json): hidden 4096, intermediate 14336, 32 layers, 32 heads, 8 KV heads, head_dim 128,
 vocab 128256, untied embeddings.
@@ -80,74 +79,106 @@ def test_the_inputs_the_hand_arithmetic_rests_on(llama8b, h100):
         H100_BW, H100_BF16, H100_FP8, H100_LINK)
 
 
-# ------------------------------------------------------------------------------ decode at concurrency 1
-def test_decode_step_at_concurrency_one_is_weights_plus_one_kv_over_bandwidth_plus_compute(llama8b, h100):
-    """B = 1: no other request's prompt is mixed in ((B − 1) · P/O = 0); the step reads all weights once and one
-    sequence's KV at the average context P + O/2 = 1000 + 100 = 1100 tokens."""
+# ------------------------------------------------------------------------------------ one step, by hand
+
+
+def step_of(r, decodes, prefill, ctx):
+    return perf._stage(r, decodes, prefill, ctx)
+
+
+def test_a_decode_step_overlaps_memory_and_compute(llama8b, h100):
+    """One sequence at the average context 1100: the step reads all weights once and one sequence's KV; its FLOPs
+    (15.6 GFLOPs) hide under the 4.85 ms memory time — max, not sum (below the ridge point)."""
     r = size(llama8b, h100, SizeInputs())
-    p = performance(r, Workload(1, 1000, 200))
-    ctx = 1000 + 200 / 2
+    step, mem, comp, comm = step_of(r, 1, 0, 1100)
     memory = (L8_WEIGHTS + L8_KV_PER_TOKEN * 1100) / (H100_BW * EFF_BW)  # (16,060,522,496 + 144,179,200) B
-    compute = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * ctx) / (H100_BF16 * EFF_FL)  # 15,586,566,144 FLOPs
-    assert p.prefill_tokens_per_step == 0
-    assert p.comm_ms == 0  # TP 1, PP 1
-    _close(p.decode_memory_ms, memory * 1000)
-    _close(p.compute_ms, compute * 1000)
-    _close(p.tpot_ms, (memory + compute + OVERHEAD) * 1000)
-    # memory-bound: the weights dominate
-    assert p.decode_memory_ms > 50 * p.compute_ms
+    compute = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / (H100_BF16 * EFF_FL)  # 15,586,566,144 FLOPs
+    _close(mem, memory)
+    _close(comp, compute)
+    assert comm == 0
+    _close(step, max(memory, compute) + OVERHEAD)
+    assert memory > 50 * compute  # memory-bound: the weights dominate
 
 
-def test_ttft_at_concurrency_one_is_one_chunk_of_the_whole_prompt(llama8b, h100):
-    """Budget 8192, one decode beside it: chunks of 8191 tokens, so a 1000-token prompt takes one step carrying
-    1 decode token (attending 1100) + 1000 prompt tokens (attending on average 1100 / 2 = 550, causal)."""
+def test_a_prefill_chunk_is_compute_bound(llama8b, h100):
+    """One decode + a 1000-token prompt chunk (attending on average 550 tokens, causal): 15 TFLOPs at 25 % or so of
+    989 TFLOP/s — far above the memory time: the step is its compute."""
     r = size(llama8b, h100, SizeInputs())
-    p = performance(r, Workload(1, 1000, 200))
-    memory = (L8_WEIGHTS + L8_KV_PER_TOKEN * 1100) / (H100_BW * EFF_BW)
+    step, mem, comp, _ = step_of(r, 1, 1000, 1100)
     flops = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) + 1000 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 550)
-    ttft = memory + flops / (H100_BF16 * EFF_FL) + OVERHEAD
-    _close(p.ttft_ms, ttft * 1000)
-    tpot = p.tpot_ms / 1000
-    _close(p.output_tokens_per_s, 1 * 200 / (ttft + 200 * tpot))
+    _close(comp, flops / (H100_BF16 * EFF_FL))
+    assert comp > mem
+    _close(step, comp + OVERHEAD)
 
 
-def test_ttft_of_a_prompt_longer_than_the_budget_takes_several_chunks(llama8b, h100):
-    """P = 20,000 with budget 8192 − 1 decode = 8191 per chunk: ceil(20000 / 8191) = 3 steps, each charged with a
-    full 8191-token chunk (conservative for the last, partial one)."""
-    r = size(llama8b, h100, SizeInputs(context_tokens=32768))
-    p = performance(r, Workload(1, 20_000, 100))
-    ctx = 20_000 + 50
-    memory = (L8_WEIGHTS + L8_KV_PER_TOKEN * ctx) / (H100_BW * EFF_BW)
-    flops = (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * ctx) + 8191 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * ctx / 2)
-    _close(p.ttft_ms, 3 * (memory + flops / (H100_BF16 * EFF_FL) + OVERHEAD) * 1000)
-
-
-# ------------------------------------------------------------------------ mixed steps: prefill per step
-@pytest.mark.parametrize("b, prompt, output, budget, want", [
-    (8, 1000, 200, None, 7 * 1000 / 200),  # (B − 1) · P / O = 35, far below the budget
-    (4, 3000, 100, None, 3 * 3000 / 100),  # 90
-    (8, 8000, 4, None, 8192 - 8),  # 7 × 2000 = 14,000 > budget − decodes = 8,184
-    (8, 1000, 200, 2048, 7 * 1000 / 200),  # 35 < 2048 − 8
-    (16, 4000, 20, 2048, 2048 - 16),  # 15 × 200 = 3,000 > 2,032
-    (2.5, 1000, 100, None, 1.5 * 1000 / 100),  # a fractional (time-averaged) concurrency: 15
-])
-def test_prefill_tokens_per_step_is_the_replacements_prompts_capped_by_the_budget(llama8b, h100, b, prompt, output,
-                                                                                   budget, want):
-    r = size(llama8b, h100, SizeInputs(max_num_batched_tokens=budget))
-    p = performance(r, Workload(b, prompt, output))
-    _close(p.prefill_tokens_per_step, want)
-
-
-def test_mixed_step_time_written_out(llama8b, h100):
-    """B = 8, P = 1000, O = 200: 8 decodes (8 × KV at 1100 tokens) + 35 prompt tokens in one step."""
+def test_an_idle_replica_answers_in_the_front_end_plus_half_a_step_plus_the_prefill(llama8b, h100):
+    """Open loop at a vanishing rate: no queue, no prefill share — TTFT = front end + half the running decode step
+    (the mean wait for it) + the prompt's one chunk; TPOT = one decode step; P99 TTFT waits a whole step."""
     r = size(llama8b, h100, SizeInputs())
-    p = performance(r, Workload(8, 1000, 200))
-    memory = (L8_WEIGHTS + 8 * L8_KV_PER_TOKEN * 1100) / (H100_BW * EFF_BW)
-    flops = 8 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) + 35 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 550)
-    compute = flops / (H100_BF16 * EFF_FL)
-    _close(p.decode_memory_ms, memory * 1000)
-    _close(p.compute_ms, compute * 1000)
-    _close(p.tpot_ms, (memory + compute + OVERHEAD) * 1000)
+    p = performance(r, Workload(1, 1000, 200, rate=1e-6))
+    dec = step_of(r, 1, 0, 1100)[0]
+    chunk = step_of(r, 1, 1000, 1100)[0]
+    _close(p.ttft_ms, (perf.FRONTEND_S + dec / 2 + chunk) * 1000, rel=1e-4)
+    _close(p.tpot_ms, dec * 1000, rel=1e-4)
+    _close(p.ttft_p99_ms, (perf.FRONTEND_S + chunk + chunk) * 1000, rel=1e-4)  # a running step may itself be a chunk
+
+
+def test_a_prompt_longer_than_the_budget_takes_several_chunks(llama8b, h100):
+    """P = 20,000 with budget 8192 − 1 decode = 8191 per chunk: ceil(20000 / 8191) = 3 chunk steps."""
+    r = size(llama8b, h100, SizeInputs(context_tokens=32768))
+    p = performance(r, Workload(1, 20_000, 100, rate=1e-6))
+    chunk = step_of(r, 1, 8191, 20_050)[0]
+    dec = step_of(r, 1, 0, 20_050)[0]
+    _close(p.ttft_ms, (perf.FRONTEND_S + dec / 2 + 3 * chunk) * 1000, rel=1e-4)
+
+
+def test_the_load_model_by_hand_closed_loop(llama8b, h100):
+    """B = 16 closed loop, P = 1000, O = 200: requests arrive at λ = B / request time; a share f of the steps carries
+    prompt tokens, so TPOT = s_dec + f (s_mix − s_dec); the prefill server's load u = f s_mix / TPOT queues a prompt
+    u S / (2 (1 − u)) (M/D/1); P99 TPOT = TPOT + 2.326 √(f (1 − f) / O) (s_mix − s_dec)."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    p = performance(r, Workload(16, 1000, 200))
+    f = p.prefill_share
+    tokens = p.prefill_tokens_per_step / f
+    s_dec = step_of(r, 16, 0, 1100)[0]
+    s_mix = step_of(r, 16, tokens, 1100)[0]
+    service = step_of(r, 16, 1000, 1100)[0]
+    tpot = s_dec + f * (s_mix - s_dec)
+    _close(p.tpot_ms, tpot * 1000, rel=1e-4)
+    u = f * s_mix / tpot
+    ttft = perf.FRONTEND_S + tpot / 2 + service + u * service / (2 * (1 - u))
+    _close(p.ttft_ms, ttft * 1000, rel=1e-4)
+    lam = 16 / (ttft + 200 * tpot)
+    _close(f, lam * 1000 / tokens * tpot, rel=1e-4)  # the share of steps the arrivals' prompts need
+    _close(p.tpot_p99_ms, (tpot + 2.326 * math.sqrt(f * (1 - f) / 200) * (s_mix - s_dec)) * 1000, rel=1e-4)
+    assert p.ttft_p99_ms > p.ttft_ms and p.tpot_p99_ms > p.tpot_ms  # the tail is above the mean
+
+
+def test_clients_beyond_what_the_engine_admits_wait_for_a_slot(llama8b, h100):
+    """64 clients on an engine that runs 16 at a time: the other 48 wait (64 − 16) / 16 request times."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    base = performance(r, Workload(16, 1000, 200))
+    queued = performance(r, Workload(16, 1000, 200, clients=64))
+    request = (base.ttft_ms + 200 * base.tpot_ms) / 1000
+    _close(queued.ttft_ms - base.ttft_ms, (64 - 16) / 16 * request * 1000, rel=1e-6)
+    _close(queued.tpot_ms, base.tpot_ms)
+
+
+def test_a_benchmark_burst_raises_the_mean_ttft_by_its_share(llama8b, h100):
+    """A closed-loop benchmark of 100 prompts starts with 16 at once: 16 × 1000 tokens need 2 chunk steps of 8176
+    tokens; that burst weighs 16 / 100 in the mean TTFT."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    steady = performance(r, Workload(16, 1000, 200))
+    bench = performance(r, Workload(16, 1000, 200, prompts=100))
+    full = step_of(r, 16, 8176, 1100)[0]
+    burst = perf.FRONTEND_S + (2 + 1) / 2 * full
+    _close(bench.ttft_ms, (0.16 * burst + 0.84 * steady.ttft_ms / 1000) * 1000, rel=1e-6)
+
+
+def test_open_loop_sequences_come_from_littles_law(llama8b, h100):
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    p = performance(r, Workload(1, 1000, 200, rate=4.0))
+    _close(p.concurrency, 4.0 * (p.ttft_ms + 200 * p.tpot_ms) / 1000, rel=0.02)
 
 
 # --------------------------------------------------------------------------------------- TP all-reduce
@@ -168,17 +199,17 @@ def test_tp2_step_adds_two_all_reduces_per_layer_over_nvlink(llama8b, h100):
     _close(p.comm_ms, comm * 1000)
     _close(p.decode_memory_ms, memory * 1000)
     _close(p.compute_ms, compute * 1000)
-    _close(p.tpot_ms, (memory + compute + comm + OVERHEAD) * 1000)
+    _close(step_of(r, 1, 0, 1100)[0], max(memory, compute) + comm + OVERHEAD)
 
 
 def test_tp4_all_reduce_over_pcie_doubles_the_latency_and_uses_the_pcie_bandwidth(llama8b):
-    """h100-pcie-80gb: no NVLink (latency × 2), 64e9 B/s. B = 4, P = 1000, O = 200 → 4 decodes + 15 prompt tokens
-    = 19 tokens per all-reduce; ring factor 2 × (4 − 1)/4 = 1.5."""
+    """h100-pcie-80gb: no NVLink (latency × 2), 64e9 B/s. A decode step of B = 4 → 4 tokens per all-reduce; ring
+    factor 2 × (4 − 1)/4 = 1.5."""
     gpu = find_gpu("h100-pcie-80gb")
     assert (gpu.nvlink, gpu.interconnect_bytes_s) == (False, 64e9)
     r = size(llama8b, gpu, SizeInputs(tp=4))
     p = performance(r, Workload(4, 1000, 200))
-    tokens = 4 + 3 * 1000 / 200
+    tokens = 4
     comm = L8_LAYERS * 2 * (2 * perf.ALLREDUCE_LATENCY_S + 1.5 * tokens * L8_HIDDEN * 2 / 64e9)
     _close(p.comm_ms, comm * 1000)
 
@@ -194,7 +225,7 @@ def test_tp_all_reduce_grows_with_tokens_and_shrinks_with_a_faster_link(llama8b,
 
 # -------------------------------------------------------------------------------------- PP micro-batches
 def test_pp2_tpot_is_two_stages_of_half_the_batch_plus_the_hand_off(llama8b, h100):
-    """PP 2, B = 4: micro-batches of 2; per stage 2 decodes + (4 − 1) × 5 / 2 = 7.5 prompt tokens over 16 layers.
+    """PP 2, B = 4: micro-batches of 2; a decode step is 2 decodes per stage over 16 layers, the stages in turn.
     The heavier (last) stage: 16 layers + final norm + lm_head = 16 × 218,112,000 + 4096 + 525,336,576 params;
     its KV is 16 layers × 2 × 8 × 128 × 2 = 65,536 B/token; hand-off (2 − 1) × 2 × 4096 × 2 B over the network."""
     r = size(llama8b, h100, SizeInputs(pp=2))
@@ -202,12 +233,22 @@ def test_pp2_tpot_is_two_stages_of_half_the_batch_plus_the_hand_off(llama8b, h10
     assert r.weights.per_gpu - r.weights.buffers == stage_weights == 8_030_265_344
     p = performance(r, Workload(4, 1000, 200))
     memory = (stage_weights + 2 * 65_536 * 1100) / (H100_BW * EFF_BW)
-    flops = 2 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / 2 + 7.5 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 550) / 2
-    compute = flops / (H100_BF16 * EFF_FL)
+    compute = 2 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / 2 / (H100_BF16 * EFF_FL)
     hand_off = 1 * 2 * L8_HIDDEN * 2 / perf.NETWORK_BYTES_S
     _close(p.decode_memory_ms, memory * 1000)
-    _close(p.tpot_ms, (2 * (memory + compute + OVERHEAD) + hand_off) * 1000)
     _close(p.comm_ms, hand_off * 1000)
+    stage = step_of(r, 2, 0, 1100)[0]
+    _close(stage, max(memory, compute) + OVERHEAD)
+    # the closed loop's TPOT is the decode step (2 stages + the hand-off) plus the prefill share's longer steps
+    assert p.tpot_ms >= (2 * stage + hand_off) * 1000
+
+
+def test_pp_does_not_cut_a_single_requests_ttft(llama8b, h100):
+    """A chunk passes the PP stages one after another: PP 2's TTFT for one prompt is not below TP 1's prefill."""
+    one = size(llama8b, h100, SizeInputs())
+    two = size(llama8b, h100, SizeInputs(pp=2))
+    w = Workload(1, 4000, 100, rate=1e-6)
+    assert performance(two, w).ttft_ms >= step_of(one, 1, 4000, 4050)[0] * 1000
 
 
 # ----------------------------------------------------------------------------------- MoE touched experts
@@ -311,9 +352,13 @@ def test_a_faster_gpu_never_predicts_slower_decode_or_prefill(h100, model_id, tp
     fast = size(m, fast_gpu, SizeInputs(tp=tp, pp=pp))
     for w in WORKLOADS:
         s, f = performance(slow, w), performance(fast, w)
-        assert f.tpot_ms <= s.tpot_ms, (w, f.tpot_ms, s.tpot_ms)
-        assert f.ttft_ms <= s.ttft_ms, (w, f.ttft_ms, s.ttft_ms)
-        assert f.output_tokens_per_s >= s.output_tokens_per_s, w
+        assert f.tpot_ms <= s.tpot_ms * (1 + 1e-9), (w, f.tpot_ms, s.tpot_ms)
+        assert f.output_tokens_per_s >= s.output_tokens_per_s * (1 - 1e-9), w
+        # TTFT at the same arrival rate (open loop): in a closed loop a faster card also brings the next prompts
+        # sooner, and their prefill contention may raise TTFT while throughput rises — a real effect, not checked
+        rate = 0.5 * s.output_tokens_per_s / w.output_tokens
+        so, fo = performance(slow, w._replace(rate=rate)), performance(fast, w._replace(rate=rate))
+        assert fo.ttft_ms <= so.ttft_ms * (1 + 1e-9), (w, fo.ttft_ms, so.ttft_ms)
     if faster in ("bandwidth", "all"):  # strictly faster where the step is memory-bound
         assert performance(fast, WORKLOADS[0]).tpot_ms < performance(slow, WORKLOADS[0]).tpot_ms
 
@@ -323,7 +368,7 @@ def test_h200_never_decodes_slower_than_h100(llama8b, h100):
     h200 = find_gpu("h200-sxm-141gb")
     a, b = size(llama8b, h100, SizeInputs()), size(llama8b, h200, SizeInputs())
     for w in WORKLOADS:
-        assert performance(b, w).tpot_ms <= performance(a, w).tpot_ms
+        assert performance(b, w).tpot_ms <= performance(a, w).tpot_ms * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("model_id, tp, pp", LAYOUTS)
@@ -331,10 +376,12 @@ def test_h200_never_decodes_slower_than_h100(llama8b, h100):
 def test_a_larger_batch_never_lowers_tpot_or_ttft(h100, model_id, tp, pp, prompt, output):
     r = size(model(model_id), h100, SizeInputs(tp=tp, pp=pp, context_tokens=32768))
     batches = [1, 1.5, 2, 3, 4, 8, 16, 31, 32, 33, 64, 100, 128, 256, 512, 1000, 2048, 4096, 8000, 8191]
+    # Checked while the replica is not saturated: once every step carries a full prompt chunk (prefill share 1),
+    # more decodes leave fewer prompt tokens in the shared token budget and a step can get shorter — vLLM's too.
     previous = None
     for b in batches:
         p = performance(r, Workload(b, prompt, output))
-        if previous is not None:
+        if previous is not None and p.prefill_share < 1 and previous.prefill_share < 1:
             assert p.tpot_ms >= previous.tpot_ms, (b, p.tpot_ms, previous.tpot_ms)
             assert p.ttft_ms >= previous.ttft_ms, (b, p.ttft_ms, previous.ttft_ms)
         previous = p
@@ -346,8 +393,10 @@ def test_fp8_never_decodes_slower_than_bf16(h100, model_id, tp, pp):
     for gpu in (h100, find_gpu("a100-sxm-80gb")):  # with and without FP8 tensor cores
         bf16 = size(m, gpu, SizeInputs(tp=tp, pp=pp, weight_precision="bf16"))
         fp8 = size(m, gpu, SizeInputs(tp=tp, pp=pp, weight_precision="fp8"))
-        for w in WORKLOADS:
-            assert performance(fp8, w).tpot_ms <= performance(bf16, w).tpot_ms, (gpu.id, w)
+        for w in WORKLOADS:  # at the same arrival rate (a closed loop would also bring more prompts to the faster)
+            rate = 0.5 * performance(bf16, w).output_tokens_per_s / w.output_tokens
+            assert (performance(fp8, w._replace(rate=rate)).tpot_ms
+                    <= performance(bf16, w._replace(rate=rate)).tpot_ms * (1 + 1e-9)), (gpu.id, w)
 
 
 # ---------------------------------------------------------------- memory monotonicity (fits, issue #4)

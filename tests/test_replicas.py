@@ -75,34 +75,35 @@ def test_no_targets_and_a_small_peak_carries_the_peak(llama8b, h100):
 # ------------------------------------------------------------------------------------- latency targets
 @pytest.mark.parametrize("tpot_ms", [7.0, 8.0, 10.0, 12.5, 20.0, 25.0])
 def test_max_batch_is_the_largest_within_the_tpot_target(llama8b, h100, tpot_ms):
-    """TPOT at the returned batch ≤ target, at one more sequence > target (unless KV or the peak stops it first)."""
+    """P99 TPOT at the returned batch ≤ target, at one more sequence > target (unless KV or the peak stops it first):
+    the P99 targets are held against the P99 figures under load, not the means."""
     base = SizeInputs()
     limit = max_batch(llama8b, h100, base, W, Targets(None, tpot_ms), cap=512)
     b = limit.batch
     assert b >= 1
     at, r = perf_at(llama8b, h100, base, W, b)
-    assert at.tpot_ms <= tpot_ms
+    assert at.tpot_p99_ms <= tpot_ms
     assert r.fits
     assert limit.performance == at
     if b < min(512, limit.kv_batch):
         nxt, _ = perf_at(llama8b, h100, base, W, b + 1)
-        assert nxt.tpot_ms > tpot_ms, (b, nxt.tpot_ms)
+        assert nxt.tpot_p99_ms > tpot_ms, (b, nxt.tpot_p99_ms)
         assert limit.limited_by == "tpot target"
     else:
         assert limit.limited_by in ("kv cache", "peak load")
 
 
-@pytest.mark.parametrize("ttft_ms", [69.0, 70.0, 72.0])
+@pytest.mark.parametrize("ttft_ms", [150.0, 170.0, 200.0])
 def test_max_batch_is_the_largest_within_the_ttft_target(llama8b, h100, ttft_ms):
     base = SizeInputs()
     limit = max_batch(llama8b, h100, base, W, Targets(ttft_ms, None), cap=512)
     b = limit.batch
     assert b >= 1
     at, _ = perf_at(llama8b, h100, base, W, b)
-    assert at.ttft_ms <= ttft_ms
+    assert at.ttft_p99_ms <= ttft_ms
     assert b < limit.kv_batch  # these targets bind before the KV cache (54)
     nxt, _ = perf_at(llama8b, h100, base, W, b + 1)
-    assert nxt.ttft_ms > ttft_ms
+    assert nxt.ttft_p99_ms > ttft_ms
     assert limit.limited_by == "ttft target"
 
 

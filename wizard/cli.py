@@ -137,6 +137,15 @@ def build_parser() -> Parser:
                            help=f"the run's {what}, when the log does not show it (a log that does wins, and says so)")
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
+    bench = sub.add_parser("check-bench", help="a vllm bench serve result against the plan's predictions and targets",
+                           description="Compare the measured TTFT and TPOT (mean, P99) and throughput of a saved "
+                                       "`vllm bench serve` result (the starter repo's bench/run.sh) with the plan's "
+                                       "predictions and P99 targets. Exit 0 when the targets hold, 1 when one fails "
+                                       "(named), 2 for a file that is no benchmark result.")
+    bench.add_argument("result", metavar="RESULT.json", help="the result JSON (bench/run.sh writes bench/result.json)")
+    bench.add_argument("--plan", required=True, metavar="plan.json", help="the starter repo's plan.json")
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+
     models = sub.add_parser("models", help="list the bundled model catalog")
     models.add_argument("--json", action="store_true")
     gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
@@ -399,7 +408,37 @@ def cmd_check_log(args: argparse.Namespace) -> int:
     return EXIT_OK if result.matches else 1
 
 
-COMMANDS = {"size": cmd_size, "plan": cmd_plan, "tree": cmd_tree, "models": cmd_models, "gpus": cmd_gpus,
+def cmd_check_bench(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from wizard.session.check_bench import bench_json, check_bench
+
+    result = check_bench(Path(args.result), Path(args.plan))
+    if args.json:
+        print(json.dumps(bench_json(result), indent=2))
+    else:
+        from rich.markup import escape
+        from rich.table import Table
+
+        from wizard.report import new_console
+
+        console = new_console()
+        t = Table(title=f"Measured at {result.load} against the plan", title_justify="left")
+        for col in ("metric", "predicted", "measured", "target", "verdict"):
+            t.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
+        for r in result.rows:
+            t.add_row(r.metric, "—" if r.predicted is None else f"{r.predicted:,.1f}",
+                      "—" if r.measured is None else f"{r.measured:,.1f}",
+                      "—" if r.target is None else f"{r.target:,.0f}", r.verdict)
+        console.print(t)
+        console.print(f"[{'red' if result.failed else 'green'}]targets:[/] "
+                      + (f"{', '.join(result.failed)} over the target" if result.failed else "hold"), highlight=False)
+        for line in result.advice:
+            console.print(f"[cyan]revisit:[/] {escape(line)}", highlight=False)
+    return 1 if result.failed else EXIT_OK
+
+
+COMMANDS = {"check-bench": cmd_check_bench, "size": cmd_size, "plan": cmd_plan, "tree": cmd_tree, "models": cmd_models, "gpus": cmd_gpus,
             "ask": cmd_ask, "schema": cmd_schema, "doctor": cmd_doctor, "check-log": cmd_check_log}
 
 

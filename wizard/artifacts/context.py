@@ -273,6 +273,25 @@ def gateway_context(plan: Plan, answers: dict[str, Any], ctx: dict[str, Any]) ->
     }
 
 
+BENCH_MIN_PROMPTS = 200  # enough requests that the closed loop's opening burst is a small share of the mean
+BENCH_PROMPTS_PER_SEQ = 10
+
+
+def bench_load(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
+    """bench/run.sh's load: the plan's peak — a request rate (open loop) when the answers give peak_rps, else the
+    peak concurrency across the endpoint (closed loop) — at the typical lengths the plan sized."""
+    fit = next((s.value for s in plan.path if s.node == "fit"), None)
+    fit = fit if isinstance(fit, dict) else {}
+    prompt = int(fit.get("typical_prompt_tokens") or answers.get("prompt_tokens") or 2048)
+    output = int(fit.get("typical_output_tokens") or answers.get("output_tokens") or 512)
+    rate = answers.get("peak_rps")
+    concurrency = int(answers.get("peak_concurrency") or plan.concurrency_per_replica or 1)
+    prompts = max(BENCH_MIN_PROMPTS, BENCH_PROMPTS_PER_SEQ * concurrency)
+    text = f"{rate:g} requests/s (Poisson arrivals)" if rate else f"{concurrency} requests in flight"
+    return {"prompt": prompt, "output": output, "rate": rate, "concurrency": concurrency, "prompts": prompts,
+            "load_text": text}
+
+
 def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     """Template values for one plan. Raises InputError for names that cannot be Kubernetes names."""
     model = str(answers.get("model") or plan.model or "")
@@ -307,6 +326,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "batch_copies": batch_copies(max(1, plan.replicas), 0, 1),
     }
     ctx["batch_chunk"] = max(BATCH_CHUNK_MIN, BATCH_CHUNK_PER_SEQ * ctx["max_num_seqs"])
+    ctx["bench"] = bench_load(plan, answers)
     if plan.form == "managed_api":
         return ctx | client_context(plan, answers)
     if not has_gpus or plan.memory is None or plan.gpu is None:

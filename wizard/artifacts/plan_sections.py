@@ -152,14 +152,17 @@ def throughput_section(plan: Plan) -> Section | None:
     if p is None:
         return None
     rows = [
-        Row("TTFT", f"{p.ttft_ms:,.0f} ms", f"one prefill step of a typical prompt at {p.max_batch} sequences"),
-        Row("TPOT", f"{p.tpot_ms:,.1f} ms", "a decode step: weights and KV read once per step, plus compute"),
+        Row("TTFT", f"{p.ttft_ms:,.0f} ms mean, {p.ttft_p99_ms or p.ttft_ms:,.0f} ms P99",
+            f"front end + the running step + the prompt's chunks + queueing for them, at {p.max_batch} sequences"),
+        Row("TPOT", f"{p.tpot_ms:,.1f} ms mean, {p.tpot_p99_ms or p.tpot_ms:,.1f} ms P99",
+            "a decode step (weights and KV read once, overlapped with compute); steps carrying prompt chunks are longer"),
         Row("output tokens/s", f"{p.tokens_per_s_per_replica:,.0f}", f"per replica at {p.max_batch} sequences"),
         Row("batch", f"{p.max_batch} sequences", f"limited by {p.limited_by}; the KV cache admits "
             + (f"{p.kv_batch_typical} at the typical lengths and " if p.kv_batch_typical else "")
             + (f"{p.kv_batch} at the full P99 context" if p.kv_batch is not None else "")),
     ]
-    headline = (f"TTFT {p.ttft_ms:,.0f} ms, TPOT {p.tpot_ms:,.1f} ms at {p.max_batch} sequences (limited by "
+    headline = (f"P99 TTFT {p.ttft_p99_ms or p.ttft_ms:,.0f} ms, P99 TPOT {p.tpot_p99_ms or p.tpot_ms:,.1f} ms at "
+                f"{p.max_batch} sequences (limited by "
                 f"{p.limited_by}), {p.tokens_per_s_per_replica:,.0f} output tokens/s per replica (roofline of mixed "
                 "decode/prefill steps, calibrated on published vLLM benchmarks)")
     return Section("throughput", "Throughput and replicas", "§5, §9 Q2–Q3", headline, tuple(rows))

@@ -101,6 +101,7 @@ def files_for(plan: Plan, answers: dict[str, Any] | None = None) -> list[tuple[s
         k8s = ["deployment.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml"]
         if autoscaled(plan, answers):  # room to scale: an autoscaler
             k8s.append("hpa.yaml")
+    out.append(("bench/run.sh", "bench/run.sh.j2"))  # every repo with a server: the loop back from reality
     if plan.replicas >= 2:
         k8s.append("pdb.yaml")
     if self_built_gateway(plan, answers):  # a basic team's own gateway in front of the replicas (§6)

@@ -363,6 +363,8 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "peak_below_average": online and implied > 0 and peak <= implied * AVERAGE_MARGIN,
         "sized_on_average": implied > peak,
         "request_s": round(sized.request_s, 2),
+        "typical_prompt_tokens": load.workload.prompt_tokens,
+        "typical_output_tokens": load.workload.output_tokens,
         "peak_to_average": shape,
         "cold_start_s": round(starts.total_s),
         **_form_costs(everything, chosen),
@@ -416,10 +418,10 @@ def _latency_text(c: Candidate, load: Load) -> str:
     """What keeps a layout from the targets: its TTFT / TPOT at one sequence against them."""
     p, t = c.limit.performance, load.targets
     parts = []
-    if t.ttft_ms is not None and p.ttft_ms > t.ttft_ms:
-        parts.append(f"TTFT {p.ttft_ms:,.0f} ms > {t.ttft_ms:,.0f} ms")
-    if t.tpot_ms is not None and p.tpot_ms > t.tpot_ms:
-        parts.append(f"TPOT {p.tpot_ms:,.1f} ms > {t.tpot_ms:,.0f} ms")
+    if t.ttft_ms is not None and p.ttft_p99_ms > t.ttft_ms:
+        parts.append(f"P99 TTFT {p.ttft_p99_ms:,.0f} ms > {t.ttft_ms:,.0f} ms")
+    if t.tpot_ms is not None and p.tpot_p99_ms > t.tpot_ms:
+        parts.append(f"P99 TPOT {p.tpot_p99_ms:,.1f} ms > {t.tpot_ms:,.0f} ms")
     return f"{' and '.join(parts) or 'the targets missed'} at one sequence on {c.gpu.id}"
 
 

@@ -58,7 +58,8 @@ def performance_of(cand) -> c.Performance:
     return c.Performance(ttft_ms=round(p.ttft_ms, 1), tpot_ms=round(p.tpot_ms, 1),
                          tokens_per_s_per_replica=round(p.output_tokens_per_s, 1), max_batch=cand.limit.batch,
                          limited_by=cand.limit.limited_by, kv_batch=cand.limit.kv_batch,
-                         kv_batch_typical=cand.limit.kv_batch_typical, replicas_set_by=cand.replicas.set_by)
+                         kv_batch_typical=cand.limit.kv_batch_typical, replicas_set_by=cand.replicas.set_by,
+                         ttft_p99_ms=round(p.ttft_p99_ms, 1), tpot_p99_ms=round(p.tpot_p99_ms, 1))
 
 
 def warm_minimum(replicas, env: dict[str, Any]) -> int:

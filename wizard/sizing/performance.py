@@ -1,24 +1,31 @@
-"""Latency and throughput of one replica: a roofline of vLLM's mixed decode/prefill steps (DOMAIN §5, §9 Q3).
+"""Latency and throughput of one replica under load, as benchmarks measure it (§5, §9 Q3).
 
-One engine step of a replica serving B sequences with P-token prompts and O-token outputs (closed loop,
-chunked prefill) carries B decode tokens plus, on average, (B − 1)·P/O prompt tokens of the requests that
-replace finished ones (a sequence's own prompt is not prefilled during its own decode). Its time is
-    memory:  (active weights read once + every sequence's KV) / (bandwidth × EFF_BANDWIDTH)
-  + compute: (2 × active params + attention) × tokens / (peak FLOPS × EFF_FLOPS)
-  + TP all-reduce: 2 per layer of tokens × hidden × 2 bytes over the interconnect (DOMAIN §3–4)
+One engine step of a replica with B sequences in flight carries B decode tokens and, when a prompt is waiting,
+a prefill chunk of up to (max_num_batched_tokens − B) prompt tokens (chunked prefill). Its time overlaps memory
+and compute (a roofline: below the ridge point decode FLOPs are nearly free):
+    max(memory:  (active weights read once + every sequence's KV) / (bandwidth × EFF_BANDWIDTH[memory type]),
+        compute: (2 × active params + attention) × tokens / (peak FLOPS × EFF_FLOPS))
+  + TP all-reduce: 2 per layer of tokens × hidden × 2 bytes over the interconnect (§3–4)
   + STEP_OVERHEAD (scheduler, sampling, kernel launches)
-Memory and compute are added, not overlapped: in a mixed step attention and the GEMMs run one after
-another, and the calibration below measures the sum. MoE reads only the experts the batch touches:
-E × (1 − (1 − k/E)^B) per layer. PP: a token crosses every stage in turn; the batch is split into PP
-micro-batches that keep the stages busy (§3: bubbles are filled by larger in-flight batches).
-TPOT = step time; TTFT = the steps a prompt needs at the token budget left beside the decodes;
-output tokens/s = B × O / (TTFT + O × TPOT).
+MoE reads only the experts the batch touches: E × (1 − (1 − k/E)^B) per layer. PP: a token crosses every stage
+in turn; the batch is split into PP micro-batches that keep the stages busy; a prompt chunk passes the stages one
+after another, so PP does not cut a single request's TTFT (§3).
 
-Efficiencies are calibrated on shared/reference/throughput-dev.yaml (copied to tests/data/): the vLLM rows
-on one H100 (Qwen3-32B at several prompt/output lengths, Llama-3.1-8B at concurrency 1–4). The fit is
-printed row by row by `python benchmarks/throughput.py`.
+The load (load model): requests arrive at λ per second — closed loop (a benchmark's --max-concurrency B, the
+planner's peak concurrency): λ = B / request time; open loop (--request-rate R, Poisson): λ = R and B = λ ×
+request time (Little's law). A share of the steps carries prefill chunks (λ × prompt / chunk steps per second);
+those are longer, so
+    TPOT mean = the average step; TPOT P99 = mean + 2.33 σ of a request's average over its output steps;
+    TTFT mean = front end + half the running step + the prompt's chunks + queueing for the chunk budget (M/D/1);
+    TTFT P99 = front end + a whole running step + the chunks + the M/D/1 99th-percentile wait.
+A benchmark's closed loop starts with all B requests at once: that burst waits for B prompts' chunks in turn and
+weighs B / prompts in its mean TTFT (Workload.prompts; the planner's steady state has none).
+
+Efficiencies are fitted by `python benchmarks/throughput.py --fit` on the rows marked fit: true of
+tests/data/throughput-bench.yaml and tests/data/throughput-dev.yaml, and reported on the rest.
 """
 
+import math
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -28,20 +35,30 @@ from wizard.sizing.tensors import LINEAR_W, inventory
 from wizard.sizing.weights import tensor_bytes
 from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 
-# Calibrated by `python benchmarks/throughput.py --fit` in two stages, each on the rows that isolate it:
-EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth: decode-bound rows (tp-023, Llama-3.1-8B, concurrency 1 and 4)
-STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: the same rows find none to add
-EFF_FLOPS = 0.25  # achieved / peak dense FLOPS in mixed prefill+decode steps: tp-011, tp-015..018 (Qwen3-32B, H100)
+# Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
+EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
+EFF_BANDWIDTH_GDDR = 0.9  # achieved / peak GDDR bandwidth in decode: the fit rows of throughput-bench.yaml (3090, 4090)
+STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
+EFF_FLOPS = 0.45  # achieved / peak dense FLOPS in prefill-carrying steps: the fit rows of throughput-bench.yaml
+FRONTEND_S = 0.03  # API server per request (tokenisation, detokenisation, HTTP): the same fit rows
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
+Z99 = 2.326  # the normal 99th percentile
+MAX_UTILIZATION = 0.98  # the prefill budget's utilization is capped here: beyond it the queue grows without bound
 
 
 class Workload(NamedTuple):
-    """The load one replica carries: sequences in flight (may be fractional, a time average) and lengths (tokens)."""
+    """The load one replica carries: sequences in flight (may be fractional, a time average) and lengths (tokens).
+
+    `rate` (requests/s, open loop) replaces the concurrency when given; `prompts` is a benchmark's request count
+    (its closed loop starts with a burst of `concurrency` requests)."""
 
     concurrency: float
     prompt_tokens: int
     output_tokens: int
+    rate: float | None = None
+    prompts: int | None = None
+    clients: float | None = None  # closed loop: requests kept in flight by the clients, when above `concurrency`
 
 
 class Performance(NamedTuple):
@@ -54,6 +71,10 @@ class Performance(NamedTuple):
     compute_ms: float  # GEMMs and attention of the step's tokens
     comm_ms: float  # TP all-reduces and PP hand-offs
     prefill_tokens_per_step: float
+    ttft_p99_ms: float = 0.0
+    tpot_p99_ms: float = 0.0
+    concurrency: float = 0.0  # sequences in flight (open loop: from Little's law)
+    prefill_share: float = 0.0  # share of steps that carry a prefill chunk
 
 
 UNKNOWN_FLOPS = 1e14  # cards the catalog has no dense figure for (kept out of `gpu: auto`; a note says so)
@@ -107,7 +128,7 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     # Decode reads what a sequence holds in steady state: sliding layers only their window (not the engine's
     # per-request budget, which covers a prefill chunk).
     kv_read = decodes * r.kv._replace(batched_tokens=None).bytes_per_sequence(max(1, int(avg_context)))
-    memory = (weights_read_per_step(r, tokens) + kv_read) / (g.mem_bw_bytes_s * EFF_BANDWIDTH)
+    memory = (weights_read_per_step(r, tokens) + kv_read) / (g.mem_bw_bytes_s * bandwidth_efficiency(g))
     active = r.params.active / (i.tp * i.pp)
     attn = attention_flops_per_token(m, avg_context) / (i.tp * i.pp)
     prefill_attn = attention_flops_per_token(m, avg_context / 2) / (i.tp * i.pp)  # causal: half on average
@@ -124,33 +145,130 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     return memory, compute, comm
 
 
+def md1_wait_p99(u: float, service: float) -> float:
+    """99th percentile of the wait in an M/D/1 queue (Poisson arrivals, a deterministic service `service` s, load u):
+    P(W > t) ≈ u·e^(−θt), θ the positive root of λ(e^(θS) − 1) = θ (the Cramér–Lundberg exponent of M/G/1 with
+    deterministic service), so t99 = ln(100 u) / θ. Prefill times are near-deterministic: the M/M/1 tail (exponential
+    service) would overstate them several-fold."""
+    if u <= 0.01 or service <= 0:
+        return 0.0
+    # x = θS solves u (e^x − 1) = x with x > 0; bisection (the left side is convex, the root is unique)
+    lo, hi = 1e-9, 1.0
+    while u * math.expm1(hi) < hi:
+        hi *= 2
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if u * math.expm1(mid) < mid:
+            lo = mid
+        else:
+            hi = mid
+    return max(0.0, math.log(100 * u) * service / hi)
+
+
+def bandwidth_efficiency(g: GpuSpec) -> float:
+    """Achieved share of peak memory bandwidth in decode, by memory technology."""
+    return EFF_BANDWIDTH_GDDR if g.memory_type.upper().startswith("GDDR") else EFF_BANDWIDTH
+
+
+def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) -> tuple[float, float, float, float]:
+    """(step s, memory s, compute s, communication s) of one PP stage: memory and compute overlap."""
+    mem, comp, comm = step_time(r, decodes, prefill, avg_context)
+    return max(mem, comp) + comm + STEP_OVERHEAD_S, mem, comp, comm
+
+
 def performance(r: SizeResult, w: Workload) -> Performance:
-    """TTFT, TPOT and output tokens/s of one replica of `r`'s layout at workload `w`."""
-    i = r.inputs
-    b = max(1.0, w.concurrency)
+    """TTFT and TPOT (mean and P99) and output tokens/s of one replica of `r`'s layout under load `w`."""
+    prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     budget = r.activation.tokens  # max_num_batched_tokens: decodes first, prompt chunks fill the rest
-    prefill = min((b - 1) * w.prompt_tokens / w.output_tokens, max(0, budget - b))
-    avg_context = w.prompt_tokens + w.output_tokens / 2
-    micro = b / i.pp  # PP keeps pp micro-batches in flight
-    mem, comp, comm = step_time(r, micro, prefill / i.pp, avg_context)
-    hand_off = (i.pp - 1) * micro * r.model.hidden_size * 2 / NETWORK_BYTES_S if i.pp > 1 else 0.0
-    stage = mem + comp + comm + STEP_OVERHEAD_S
-    tpot = stage * i.pp + hand_off
-    # TTFT: the prompt is cut into chunks of the token budget left beside the decodes.
-    chunk = max(1.0, budget - b)
-    steps = -(-w.prompt_tokens // int(chunk))
-    # A chunk passes the PP stages one after another (DOMAIN §3): every stage computes the whole chunk over its
-    # layers, so PP does not cut a single request's TTFT (it only keeps more micro-batches in flight).
-    c_mem, c_comp, c_comm = step_time(r, micro, min(chunk, w.prompt_tokens), avg_context)
-    ttft = steps * ((c_mem + c_comp + c_comm + STEP_OVERHEAD_S) * i.pp + hand_off)
-    per_request = ttft + w.output_tokens * tpot
+    avg_context = prompt + out / 2
+    b = max(1.0, w.concurrency)
+    state = None
+    for _ in range(8):  # closed loop: fixed b; open loop: b from Little's law at the request time just computed
+        state = _under_load(r, w, b, prompt, out, budget, avg_context)
+        if w.rate is None or abs(state.b - b) < 0.01 * b:
+            break
+        b = max(1.0, state.b)
+    assert state is not None
+    per_request = state.ttft + out * state.tpot
     return Performance(
-        ttft_ms=ttft * 1000,
-        tpot_ms=tpot * 1000,
-        output_tokens_per_s=b * w.output_tokens / per_request,
-        decode_memory_ms=mem * 1000,
-        compute_ms=comp * 1000,
-        comm_ms=(comm * i.pp + hand_off) * 1000,
-        prefill_tokens_per_step=prefill,
+        ttft_ms=state.ttft * 1000,
+        tpot_ms=state.tpot * 1000,
+        output_tokens_per_s=state.b * out / per_request,
+        decode_memory_ms=state.mem * 1000,
+        compute_ms=state.comp * 1000,
+        comm_ms=state.comm * 1000,
+        prefill_tokens_per_step=state.f * state.mix_tokens,
+        ttft_p99_ms=state.ttft99 * 1000,
+        tpot_p99_ms=state.tpot99 * 1000,
+        concurrency=state.b,
+        prefill_share=state.f,
     )
 
+
+class _Load(NamedTuple):
+    b: float
+    ttft: float
+    ttft99: float
+    tpot: float
+    tpot99: float
+    f: float  # share of steps that carry prompt tokens
+    mix_tokens: float  # prompt tokens such a step carries
+    mem: float
+    comp: float
+    comm: float
+
+
+def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
+    """The load model of the module docstring for `b` sequences in flight (one replica)."""
+    i = r.inputs
+    chunk = max(1.0, budget - b)  # prompt tokens a step can carry beside the decodes
+    micro = b / i.pp  # PP keeps pp micro-batches in flight
+    hand_off = (i.pp - 1) * micro * r.model.hidden_size * 2 / NETWORK_BYTES_S if i.pp > 1 else 0.0
+
+    def step(prefill: float) -> float:  # a whole step (all PP stages) with `prefill` prompt tokens beside the decodes
+        return _stage(r, micro, prefill, avg_context)[0] * i.pp + hand_off
+
+    _, mem, comp, comm = _stage(r, micro, 0.0, avg_context)
+    s_dec = step(0.0)
+    alone = min(chunk, float(prompt))  # one prompt's chunk
+    # TTFT of one prompt alone: its chunks pass the stages one after another (PP does not cut it)
+    service = -(-prompt // int(chunk)) * step(alone)
+    request = FRONTEND_S + service + out * s_dec
+    lam = w.rate if w.rate is not None else b / request
+    s_avg, f, tokens, s_mix = s_dec, 0.0, alone, step(alone)
+    for _ in range(400):
+        # a prefill step carries the prompt tokens that arrived during a step (at least one prompt's chunk)
+        tokens = min(chunk, max(alone, lam * prompt * s_avg))
+        s_mix = step(tokens)
+        f = min(1.0, lam * prompt / tokens * s_avg)  # share of steps that carry prompt tokens
+        s_new = s_dec + f * (s_mix - s_dec)
+        u = min(MAX_UTILIZATION, f * s_mix / s_new)  # share of time in prefill steps: the prefill server's load
+        wait = u * service / (2 * (1 - u))  # M/D/1
+        ttft = FRONTEND_S + s_new / 2 + service + wait
+        request = ttft + out * s_new
+        # damped: a closed loop's arrivals and its queue settle together (an undamped step can jump between them)
+        lam_new = w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request
+        done = abs(s_new - s_avg) < 1e-10 * s_new and abs(lam_new - lam) < 1e-10 * max(lam, 1e-9)
+        s_avg, lam = s_new, lam_new
+        if done:
+            break
+    b_out = lam * request if w.rate is not None else b
+    tpot99 = min(s_mix, s_avg + Z99 * math.sqrt(f * (1 - f) / out) * (s_mix - s_dec)) if out > 1 else s_avg
+    wait99 = md1_wait_p99(u, service)
+    ttft99 = FRONTEND_S + s_mix + service + max(wait99, wait)
+    if w.clients and w.rate is None and w.clients > b:
+        # more clients than the engine admits (max_num_seqs or the KV cache): the rest wait in vLLM's queue for a
+        # slot — Little's law on the waiting room: (clients − b) / (b / request time)
+        admit = (w.clients - b) / b * request
+        ttft, ttft99 = ttft + admit, ttft99 + admit
+    if w.prompts and w.rate is None and w.prompts > 0:
+        # a closed-loop benchmark begins with all b requests at once: their prompts take the chunk budget in turn
+        burst_steps = -(-int(b * prompt) // int(chunk))
+        full = step(min(chunk, b * prompt))
+        burst = FRONTEND_S + (burst_steps + 1) / 2 * full
+        share = min(1.0, b / w.prompts)
+        ttft = share * burst + (1 - share) * ttft
+        if share >= 0.01:
+            ttft99 = max(ttft99, FRONTEND_S + burst_steps * full)
+    return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_avg, tpot99=max(tpot99, s_avg), f=f, mix_tokens=tokens,
+                 mem=mem, comp=comp, comm=comm * i.pp + hand_off)

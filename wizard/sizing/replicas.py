@@ -43,7 +43,8 @@ def peak_sequences(peak_concurrency: int, peak_rps: float | None, seconds_per_re
 
 
 def _meets(p: Performance, t: Targets) -> bool:
-    return (t.tpot_ms is None or p.tpot_ms <= t.tpot_ms) and (t.ttft_ms is None or p.ttft_ms <= t.ttft_ms)
+    """The P99 targets against the P99 figures under load (performance.py's load model), not the means."""
+    return (t.tpot_ms is None or p.tpot_p99_ms <= t.tpot_ms) and (t.ttft_ms is None or p.ttft_p99_ms <= t.ttft_ms)
 
 
 class BatchLimit(NamedTuple):
@@ -74,7 +75,7 @@ def max_batch(model, gpu, base: SizeInputs, w: Workload, t: Targets, cap: int) -
         return performance(r, w._replace(concurrency=b)), r
 
     def latency_limit(p: Performance) -> str:
-        return "tpot target" if t.tpot_ms is not None and p.tpot_ms > t.tpot_ms else "ttft target"
+        return "tpot target" if t.tpot_ms is not None and p.tpot_p99_ms > t.tpot_ms else "ttft target"
 
     if hi < 1:
         p, r = run(1)

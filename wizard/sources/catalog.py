@@ -93,6 +93,7 @@ def gpu_catalog() -> tuple[GpuSpec, ...]:
         fields = {k: g.get(k) for k in GpuSpec._fields}
         fields["sources"] = tuple(g.get("sources") or ())
         fields["notes"] = tuple(g.get("notes") or ())
+        fields["memory_type"] = g.get("memory_type") or "HBM"
         out.append(GpuSpec(**fields))
     return tuple(out)
 

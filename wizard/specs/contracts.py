@@ -145,6 +145,11 @@ class Performance(_Strict):
     replicas_set_by: str | None = None
     """what set the replicas: "batch" (ceil(peak / max_batch)), "p99 bound" (ceil(peak / kv_batch)) or "deadline"
     (offline: copies enough to finish the job in time)"""
+    ttft_p99_ms: float | None = None
+    """P99 TTFT under the peak load (front end, the running step, the prompt's chunks, queueing): the figure the
+    P99 target is held against"""
+    tpot_p99_ms: float | None = None
+    """P99 TPOT under the peak load (steps that carry prefill chunks are longer)"""
 
 
 @dataclass(slots=True, kw_only=True)

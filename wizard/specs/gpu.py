@@ -25,3 +25,4 @@ class GpuSpec(NamedTuple):
     tdp_w: int | None
     sources: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    memory_type: str = "HBM"  # HBM (datacenter stacks) or GDDR6/GDDR6X/GDDR7 (consumer and L-class cards)

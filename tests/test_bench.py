@@ -1,0 +1,142 @@
+"""The loop back from reality: every served starter repo's bench/run.sh runs `vllm bench serve` at the plan's peak,
+and `check-bench` compares the saved result with the plan's predictions and P99 targets."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import artifact_checks as checks
+from cli_run import assert_one_line_error, run_main
+from wizard.artifacts.render import render_repo
+from wizard.artifacts.writer import write_repo
+from wizard.session.answers import recorded, validate_answers
+from wizard.session.plan import build_plan
+from wizard.session.session import run_answers
+
+FLAGS = set(json.loads((Path(__file__).resolve().parent.parent / "wizard" / "artifacts" / "data"
+                        / "vllm-bench-serve-flags.json").read_text())["flags"])
+ONLINE = {"model": "meta-llama/Llama-3.1-8B-Instruct", "workload": "online", "peak_concurrency": 48,
+          "context_tokens": 8192, "prompt_tokens": 1000, "output_tokens": 200, "ttft_p99_ms": 2000,
+          "tpot_p99_ms": 60, "ops_capability": "kubernetes", "gpu": "h100-sxm-80gb"}
+
+
+def make_repo(raw: dict, out: Path):
+    session = run_answers(validate_answers(raw))
+    plan = build_plan(session)
+    return plan, write_repo(render_repo(plan, recorded(session.answers)), out)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    return make_repo(ONLINE, tmp_path_factory.mktemp("bench") / "repo")
+
+
+def fake_vllm(tmp_path: Path) -> Path:
+    """A `vllm` on PATH that records its argv and environment, one JSON line per call."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "vllm"
+    script.write_text('#!/usr/bin/env python3\nimport json, os, sys\nwith open(os.environ["FAKE_VLLM_LOG"], "a") as f:\n'
+                      '    f.write(json.dumps({"argv": sys.argv[1:], "key": os.environ.get("OPENAI_API_KEY")}) + "\\n")\n')
+    script.chmod(0o755)
+    return bin_dir
+
+
+def run_bench(repo_path: Path, tmp_path: Path, *args: str) -> dict:
+    log = tmp_path / "calls.jsonl"
+    env = {**os.environ, "PATH": f"{fake_vllm(tmp_path)}:{os.environ['PATH']}", "FAKE_VLLM_LOG": str(log),
+           "VLLM_API_KEY": "sk-test"}
+    r = subprocess.run(["bash", str(repo_path / "bench" / "run.sh"), *args], cwd=repo_path, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(log.read_text().splitlines()[-1])
+
+
+def value(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+def test_bench_script_passes_bash_n_and_shellcheck(repo):
+    _, path = repo
+    checks.check_bash(path / "bench" / "run.sh")
+    assert os.access(path / "bench" / "run.sh", os.X_OK)
+
+
+def test_its_argv_is_the_planned_load_with_flags_the_client_has(repo, tmp_path):
+    plan, path = repo
+    call = run_bench(path, tmp_path, "http://gateway.example:8000")
+    argv = call["argv"]
+    assert argv[:2] == ["bench", "serve"]
+    assert {a for a in argv if a.startswith("--")} <= FLAGS
+    fit = next(s.value for s in plan.path if s.node == "fit")
+    assert value(argv, "--max-concurrency") == "48"  # the peak across the endpoint (closed loop)
+    assert value(argv, "--random-input-len") == str(fit["typical_prompt_tokens"]) == "1000"
+    assert value(argv, "--random-output-len") == str(fit["typical_output_tokens"]) == "200"
+    assert value(argv, "--base-url") == "http://gateway.example:8000"
+    assert int(value(argv, "--num-prompts")) >= 10 * 48
+    assert value(argv, "--metric-percentiles") == "50,99" and "--save-result" in argv
+    assert call["key"] == "sk-test"  # the server's key reaches the client as OPENAI_API_KEY
+
+
+def test_a_peak_request_rate_is_run_open_loop(tmp_path):
+    _, path = make_repo({**ONLINE, "peak_rps": 12.5}, tmp_path / "repo")
+    argv = run_bench(path, tmp_path)["argv"]
+    assert value(argv, "--request-rate") == "12.5" and "--max-concurrency" not in argv
+    assert value(argv, "--base-url") == "http://127.0.0.1:8000"
+
+
+def test_offline_and_managed_repos_have_no_bench(tmp_path):
+    for extra in ({"workload": "offline"}, {"ops_capability": "none", "traffic_pattern": "bursty"}):
+        plan, path = make_repo({**ONLINE, **extra}, tmp_path / str(len(list(tmp_path.iterdir()))))
+        if plan.form == "managed_api" or plan.exposure == "none":
+            assert not (path / "bench").exists()
+
+
+def result_like(plan, scale_tpot99: float = 1.0) -> dict:
+    p = plan.performance
+    return {"max_concurrency": 48, "mean_ttft_ms": p.ttft_ms, "p99_ttft_ms": p.ttft_p99_ms, "mean_tpot_ms": p.tpot_ms,
+            "p99_tpot_ms": p.tpot_p99_ms * scale_tpot99, "output_throughput": p.tokens_per_s_per_replica * plan.replicas,
+            "completed": 480}
+
+
+def test_a_result_equal_to_the_prediction_passes(repo, tmp_path):
+    plan, path = repo
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps(result_like(plan)))
+    r = run_main("check-bench", str(result), "--plan", str(path / "plan.json"), "--json")
+    assert r.code == 0, r.out + r.err
+    out = r.json()
+    assert out["targets_hold"] and out["advice"] == []
+    assert {m["key"]: m["verdict"] for m in out["metrics"]}["p99_tpot_ms"] == "ok"
+    assert all(m["difference"] == 0 for m in out["metrics"])
+
+
+def test_a_p99_tpot_three_times_the_target_fails_naming_tpot(repo, tmp_path):
+    plan, path = repo
+    result = tmp_path / "result.json"
+    data = result_like(plan)
+    data["p99_tpot_ms"] = 3 * ONLINE["tpot_p99_ms"]
+    result.write_text(json.dumps(data))
+    r = run_main("check-bench", str(result), "--plan", str(path / "plan.json"), "--json")
+    assert r.code == 1
+    out = r.json()
+    assert out["failed"] == ["TPOT P99 (ms)"]
+    advice = " ".join(out["advice"])
+    assert "TPOT P99" in advice and "revisit max-num-seqs" in advice
+    implied = -(-plan.replicas * data["p99_tpot_ms"] // ONLINE["tpot_p99_ms"])
+    assert f"about {int(implied)} replica(s) instead of {plan.replicas}" in advice
+    text = run_main("check-bench", str(result), "--plan", str(path / "plan.json"))
+    assert text.code == 1 and "TPOT P99 (ms) over the target" in " ".join(text.out.split())
+
+
+@pytest.mark.parametrize("content", ["[]", "{}", "not json", '{"mean_ttft_ms": "fast"}'])
+def test_a_file_that_is_no_result_exits_2(repo, tmp_path, content):
+    _, path = repo
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    assert_one_line_error(run_main("check-bench", str(bad), "--plan", str(path / "plan.json")), "RESULT")

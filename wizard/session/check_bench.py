@@ -1,0 +1,137 @@
+"""`check-bench`: a `vllm bench serve` result (bench/run.sh's) against the plan's predictions and P99 targets.
+
+The verdict is the targets: P99 TTFT and P99 TPOT measured at the plan's peak must be within the P99 targets the
+plan was sized for. Beside each, the plan's prediction: a measured figure more than 25 % from it names the input
+to revisit, and what the measured figure implies for the replica count (latency grows about linearly with the
+sequences per replica in the memory-bound decode, an assumption stated with the figure).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wizard.errors import InputError
+from wizard.specs.contracts import Plan
+
+MAX_RESULT_BYTES = 256 * 2**20  # a result with per-request lists for 10,000 prompts is a few MB
+OFF = 0.25  # predicted vs measured beyond this names the input to revisit
+# (metric, result key, the plan's prediction field, the answers' target key)
+METRICS = (
+    ("TTFT mean (ms)", "mean_ttft_ms", "ttft_ms", None),
+    ("TTFT P99 (ms)", "p99_ttft_ms", "ttft_p99_ms", "ttft_p99_ms"),
+    ("TPOT mean (ms)", "mean_tpot_ms", "tpot_ms", None),
+    ("TPOT P99 (ms)", "p99_tpot_ms", "tpot_p99_ms", "tpot_p99_ms"),
+    ("output tokens/s", "output_throughput", "output_tokens_per_s", None),
+)
+REVISIT = {
+    "mean_ttft_ms": "the prompt lengths and the replicas (queueing for prefill grows with the load per replica)",
+    "p99_ttft_ms": "the replicas (the tail is queueing for prefill) and max_num_batched_tokens (the chunk size)",
+    "mean_tpot_ms": "max-num-seqs (sequences per replica) and the card (its bandwidth sets every decode step)",
+    "p99_tpot_ms": "max-num-seqs and the replicas (steps that carry prompt chunks are longer under load)",
+    "output_throughput": "the replicas and the card: the endpoint delivers a different share of the plan's capacity",
+}
+
+
+@dataclass
+class Row:
+    metric: str
+    key: str
+    predicted: float | None
+    measured: float | None
+    target: float | None
+    verdict: str  # "ok", "fails target", "no target", "not measured"
+    off: float | None  # (measured − predicted) / predicted
+
+
+@dataclass
+class BenchCheck:
+    result_file: str
+    plan_file: str
+    rows: list[Row] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    advice: list[str] = field(default_factory=list)
+    load: str = ""
+
+
+def read_result(path: Path) -> dict[str, Any]:
+    """The saved `vllm bench serve` result; InputError (exit 2) when it is none."""
+    from wizard.capped_read import TooBig, read_capped
+
+    try:
+        if path.is_dir():
+            raise InputError("RESULT", str(path), "is a folder; expected the JSON file `vllm bench serve --save-result` writes")
+        raw = read_capped(path, MAX_RESULT_BYTES)
+    except TooBig:
+        raise InputError("RESULT", str(path), f"is larger than {MAX_RESULT_BYTES // 2**20} MiB") from None
+    except OSError as e:
+        raise InputError("RESULT", str(path), f"could not be read ({e.strerror or type(e).__name__})") from None
+    except ValueError:
+        raise InputError("RESULT", repr(str(path)), "expected a file path") from None
+    expected = "expected the JSON object `vllm bench serve --save-result` writes (mean_ttft_ms, p99_tpot_ms, ...)"
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise InputError("RESULT", str(path), f"is not JSON; {expected}") from None
+    if not isinstance(data, dict) or not any(isinstance(data.get(k), (int, float)) for k in ("mean_ttft_ms", "mean_tpot_ms")):
+        raise InputError("RESULT", str(path), f"is no benchmark result; {expected}")
+    return data
+
+
+def _answer(plan: Plan, name: str) -> Any:
+    return next((s.value for s in plan.path if s.node == name), None)
+
+
+def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
+    from wizard.session.doctor import read_plan
+
+    data = read_result(result_path)
+    plan = read_plan(plan_path)
+    check = BenchCheck(result_file=str(result_path), plan_file=str(plan_path))
+    p = plan.performance
+    if p is None:
+        raise InputError("--plan", str(plan_path), "has no served layout to compare (a managed API or an offline plan)")
+    replicas = max(1, plan.replicas)
+    predicted = {"ttft_ms": p.ttft_ms, "ttft_p99_ms": p.ttft_p99_ms, "tpot_ms": p.tpot_ms, "tpot_p99_ms": p.tpot_p99_ms,
+                 "output_tokens_per_s": p.tokens_per_s_per_replica * replicas}
+    conc, rate = data.get("max_concurrency"), data.get("request_rate")
+    check.load = (f"{conc} requests in flight" if isinstance(conc, int) else
+                  f"{rate} requests/s" if isinstance(rate, (int, float)) else "the load of the result")
+    for metric, key, pred_key, target_key in METRICS:
+        measured = data.get(key)
+        measured = float(measured) if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None
+        pred = predicted.get(pred_key)
+        target = _answer(plan, target_key) if target_key else None
+        target = float(target) if isinstance(target, (int, float)) else None
+        if measured is None:
+            verdict = "not measured"
+        elif target is None:
+            verdict = "no target"
+        else:
+            verdict = "ok" if measured <= target else "fails target"
+        off = (measured - pred) / pred if measured is not None and pred else None
+        check.rows.append(Row(metric, key, pred, measured, target, verdict, off))
+        if verdict == "fails target":
+            check.failed.append(metric)
+    for row in check.rows:
+        if row.off is None or abs(row.off) <= OFF:
+            continue
+        line = f"{row.metric}: measured {row.measured:,.1f} against {row.predicted:,.1f} predicted ({row.off:+.0%}); " \
+               f"revisit {REVISIT[row.key]}"
+        if row.target and row.measured and row.measured > row.target:
+            implied = math.ceil(replicas * row.measured / row.target)
+            line += (f". At the measured figure the target needs about {implied} replica(s) instead of {replicas} "
+                     "(latency taken as linear in the sequences per replica: an assumption)")
+        check.advice.append(line)
+    return check
+
+
+def bench_json(c: BenchCheck) -> dict[str, Any]:
+    return {"result": c.result_file, "plan": c.plan_file, "load": c.load,
+            "metrics": [{"metric": r.metric, "key": r.key, "predicted": r.predicted, "measured": r.measured,
+                         "target": r.target, "verdict": r.verdict,
+                         "difference": round(r.off, 4) if r.off is not None else None} for r in c.rows],
+            "targets_hold": not c.failed, "failed": c.failed, "advice": c.advice}
