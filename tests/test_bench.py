@@ -97,23 +97,54 @@ def test_offline_and_managed_repos_have_no_bench(tmp_path):
             assert not (path / "bench").exists()
 
 
-def result_like(plan, scale_tpot99: float = 1.0) -> dict:
+def result_like(plan) -> dict:
     p = plan.performance
-    return {"max_concurrency": 48, "mean_ttft_ms": p.ttft_ms, "p99_ttft_ms": p.ttft_p99_ms, "mean_tpot_ms": p.tpot_ms,
-            "p99_tpot_ms": p.tpot_p99_ms * scale_tpot99, "output_throughput": p.tokens_per_s_per_replica * plan.replicas,
-            "completed": 480}
+    return {"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": p.ttft_ms, "p99_ttft_ms": p.ttft_p99_ms,
+            "mean_tpot_ms": p.tpot_ms, "p99_tpot_ms": p.tpot_p99_ms,
+            "output_throughput": p.tokens_per_s_per_replica * plan.replicas, "completed": 480}
+
+
+def predicted(path: Path, tmp_path: Path, result: dict) -> dict:
+    """check-bench's predictions for a result at this load (read from its JSON)."""
+    f = tmp_path / "probe.json"
+    f.write_text(json.dumps(result))
+    out = run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()
+    return {m["key"]: m["predicted"] for m in out["metrics"]}
 
 
 def test_a_result_equal_to_the_prediction_passes(repo, tmp_path):
     plan, path = repo
+    load = {"max_concurrency": 48, "num_prompts": 480}
+    pred = predicted(path, tmp_path, {**load, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0})
     result = tmp_path / "result.json"
-    result.write_text(json.dumps(result_like(plan)))
+    result.write_text(json.dumps({**load, **pred}))
     r = run_main("check-bench", str(result), "--plan", str(path / "plan.json"), "--json")
     assert r.code == 0, r.out + r.err
     out = r.json()
     assert out["targets_hold"] and out["advice"] == []
     assert {m["key"]: m["verdict"] for m in out["metrics"]}["p99_tpot_ms"] == "ok"
     assert all(m["difference"] == 0 for m in out["metrics"])
+
+
+def test_the_prediction_is_at_the_benchmarks_load_not_the_plans_batch(repo, tmp_path):
+    """48 clients over 2 replicas is 24 per replica, with a 480-prompt run's opening burst: the sizing core at that
+    load, not the plan's figures at its batch of 48 per replica (which a plain copy would compare against)."""
+    plan, path = repo
+    assert plan.replicas == 2 and plan.performance.max_batch == 48
+    from wizard.sizing.fit import SizeInputs, size
+    from wizard.sizing.performance import Workload, performance
+    from wizard.sources.catalog import find_gpu
+    from wizard.sources.resolve import resolve_model
+
+    i = plan.memory.inputs
+    r = size(resolve_model(plan.model), find_gpu(plan.gpu), SizeInputs(
+        context_tokens=i.context_tokens, concurrency=24, gpu_memory_utilization=i.gpu_memory_utilization,
+        max_num_seqs=i.max_num_seqs, max_num_batched_tokens=i.max_num_batched_tokens, sequence_tokens=i.sequence_tokens))
+    want = performance(r, Workload(24, 1000, 200, prompts=240))
+    got = predicted(path, tmp_path, {"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0})
+    assert got["p99_ttft_ms"] == pytest.approx(want.ttft_p99_ms) and got["mean_tpot_ms"] == pytest.approx(want.tpot_ms)
+    assert got["output_throughput"] == pytest.approx(2 * want.output_tokens_per_s)
+    assert got["p99_ttft_ms"] != pytest.approx(plan.performance.ttft_p99_ms, rel=0.01)
 
 
 def test_a_p99_tpot_three_times_the_target_fails_naming_tpot(repo, tmp_path):

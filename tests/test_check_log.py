@@ -168,3 +168,37 @@ def test_without_model_or_card_it_reads_the_log_and_says_what_is_missing():
     assert r.code == 1 and out["predicted"] is None and out["verdict"].startswith("no prediction")
     assert out["logged"]["kv_tokens"] == 178_880 and out["logged"]["available_kv_gib"] == 8.11
     assert json.dumps(out)  # serialisable as it is
+
+
+def test_a_number_wrapped_by_the_terminal_is_read_whole():
+    """The tight join wins for numbers: "max_seq_len=131" + "072" is 131,072, not 131 (a wrong verdict otherwise)."""
+    text = ("INFO 10-31 15:07:49 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='Qwen/Qwen3-8B', "
+            "max_seq_len=131\n072, tensor_parallel_size=2, pipeline_parallel_size=1\n"
+            "INFO 10-31 15:07:50 [kv_cache_utils.py:1087] GPU KV cache size: 1,23\n4,567 tokens\n")
+    log = parse_log(text)
+    assert (log.max_model_len, log.tp, log.kv_tokens) == (131_072, 2, 1_234_567)
+
+
+def test_non_literal_args_keep_the_literal_ones_and_bad_dicts_do_not_crash():
+    log = parse_log("non-default args: {'model': 'Qwen/Qwen3-8B', 'compilation_config': <CompilationMode.VLLM_COMPILE: 3>, "
+                    "'max_model_len': 4096, 'gpu_memory_utilization': 0.8}")
+    assert (log.model, log.max_model_len, log.gpu_memory_utilization) == ("Qwen/Qwen3-8B", 4096, 0.8)
+    assert parse_log("non-default args: {[1]: 2}").recognised == []  # unhashable key: no traceback, nothing read
+
+
+def test_ray_prefixes_with_an_ip_count_as_ranks():
+    text = "\n".join(f"(RayWorkerWrapper pid={p}, ip=10.0.0.{p}) INFO 10-31 15:07:49 [gpu_worker.py:298] Available KV "
+                     "cache memory: 1.71 GiB" for p in (3, 4))
+    log = parse_log(text)
+    assert log.available_kv_gib == 1.71 and log.ranks == 2
+
+
+def test_a_log_release_without_a_profile_lets_the_option_decide(tmp_path):
+    log = tmp_path / "old.log"
+    log.write_text("INFO 05-01 10:00:00 [api_server.py:1] vLLM API server version 0.5.4\n"
+                   "INFO 05-01 10:00:01 [worker.py:1] Available KV cache memory: 10.00 GiB\n")
+    r = run_main("check-log", str(log), "--vllm-version", "0.11.0", "--json")
+    out = r.json()
+    assert out["vllm_version"] == "0.11.0" and out["version_from"] == "option"
+    bare = run_main("check-log", str(log), "--json").json()
+    assert bare["vllm_version"] == "0.33.0" and bare["version_from"] == "default"

@@ -263,3 +263,17 @@ def test_headroom_outside_the_budget_is_checked():
     old = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "l4-24gb", "--vllm-version", "0.11.0",
                   "--gpu-memory-utilization", "0.99", "--json")
     assert any("0.45 GiB of CUDA graphs the budget does not hold" in n for n in old.json()["notes"])
+
+
+def test_context_auto_on_v0_gives_each_candidate_its_own_batch():
+    """V0 profiled one batch of max(max_model_len, 2048) tokens: the longest context that fits must be checked with
+    the batch that context brings, or the answer does not fit."""
+    r = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx3090-24gb", "--vllm-version", "0.6.4",
+                "--context", "auto", "--json")
+    d = r.json()
+    assert d["fits"] is True and d["inputs"]["max_num_batched_tokens"] == d["inputs"]["context_tokens"]
+
+
+def test_a_token_budget_below_max_num_seqs_is_refused_as_vllm_does():
+    assert_one_line_error(run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb",
+                                  "--max-num-batched-tokens", "512"), "--max-num-batched-tokens", "--max-num-seqs (1024)")

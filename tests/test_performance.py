@@ -352,13 +352,13 @@ def test_a_faster_gpu_never_predicts_slower_decode_or_prefill(h100, model_id, tp
     fast = size(m, fast_gpu, SizeInputs(tp=tp, pp=pp))
     for w in WORKLOADS:
         s, f = performance(slow, w), performance(fast, w)
-        assert f.tpot_ms <= s.tpot_ms * (1 + 1e-9), (w, f.tpot_ms, s.tpot_ms)
-        assert f.output_tokens_per_s >= s.output_tokens_per_s * (1 - 1e-9), w
+        assert f.tpot_ms <= s.tpot_ms * (1 + 1e-4), (w, f.tpot_ms, s.tpot_ms)
+        assert f.output_tokens_per_s >= s.output_tokens_per_s * (1 - 1e-4), w
         # TTFT at the same arrival rate (open loop): in a closed loop a faster card also brings the next prompts
         # sooner, and their prefill contention may raise TTFT while throughput rises — a real effect, not checked
         rate = 0.5 * s.output_tokens_per_s / w.output_tokens
         so, fo = performance(slow, w._replace(rate=rate)), performance(fast, w._replace(rate=rate))
-        assert fo.ttft_ms <= so.ttft_ms * (1 + 1e-9), (w, fo.ttft_ms, so.ttft_ms)
+        assert fo.ttft_ms <= so.ttft_ms * (1 + 1e-4), (w, fo.ttft_ms, so.ttft_ms)
     if faster in ("bandwidth", "all"):  # strictly faster where the step is memory-bound
         assert performance(fast, WORKLOADS[0]).tpot_ms < performance(slow, WORKLOADS[0]).tpot_ms
 
@@ -368,7 +368,7 @@ def test_h200_never_decodes_slower_than_h100(llama8b, h100):
     h200 = find_gpu("h200-sxm-141gb")
     a, b = size(llama8b, h100, SizeInputs()), size(llama8b, h200, SizeInputs())
     for w in WORKLOADS:
-        assert performance(b, w).tpot_ms <= performance(a, w).tpot_ms * (1 + 1e-9)
+        assert performance(b, w).tpot_ms <= performance(a, w).tpot_ms * (1 + 1e-4)
 
 
 @pytest.mark.parametrize("model_id, tp, pp", LAYOUTS)
@@ -376,12 +376,12 @@ def test_h200_never_decodes_slower_than_h100(llama8b, h100):
 def test_a_larger_batch_never_lowers_tpot_or_ttft(h100, model_id, tp, pp, prompt, output):
     r = size(model(model_id), h100, SizeInputs(tp=tp, pp=pp, context_tokens=32768))
     batches = [1, 1.5, 2, 3, 4, 8, 16, 31, 32, 33, 64, 100, 128, 256, 512, 1000, 2048, 4096, 8000, 8191]
-    # Checked while the replica is not saturated: once every step carries a full prompt chunk (prefill share 1),
-    # more decodes leave fewer prompt tokens in the shared token budget and a step can get shorter — vLLM's too.
+    # Checked while the replica is not saturated: once prompts arrive at the prefill ceiling (every step carrying a
+    # full chunk), more decodes leave fewer prompt tokens in the shared token budget and a step can get shorter.
     previous = None
     for b in batches:
         p = performance(r, Workload(b, prompt, output))
-        if previous is not None and p.prefill_share < 1 and previous.prefill_share < 1:
+        if previous is not None and not p.saturated and not previous.saturated:
             assert p.tpot_ms >= previous.tpot_ms, (b, p.tpot_ms, previous.tpot_ms)
             assert p.ttft_ms >= previous.ttft_ms, (b, p.ttft_ms, previous.ttft_ms)
         previous = p
@@ -396,7 +396,7 @@ def test_fp8_never_decodes_slower_than_bf16(h100, model_id, tp, pp):
         for w in WORKLOADS:  # at the same arrival rate (a closed loop would also bring more prompts to the faster)
             rate = 0.5 * performance(bf16, w).output_tokens_per_s / w.output_tokens
             assert (performance(fp8, w._replace(rate=rate)).tpot_ms
-                    <= performance(bf16, w._replace(rate=rate)).tpot_ms * (1 + 1e-9)), (gpu.id, w)
+                    <= performance(bf16, w._replace(rate=rate)).tpot_ms * (1 + 1e-4)), (gpu.id, w)
 
 
 # ---------------------------------------------------------------- memory monotonicity (fits, issue #4)
@@ -496,7 +496,8 @@ def test_cpu_serving_is_offered_online_only_when_the_cpu_meets_the_targets():
     from wizard.session.session import run_answers
 
     answers = {"model": "Qwen/Qwen3-0.6B", "workload": "online", "peak_concurrency": 4, "context_tokens": 4096,
-               "ttft_p99_ms": 2000, "tpot_p99_ms": 50, "gpu": "l4-24gb", "ops_capability": "kubernetes"}
+               "prompt_tokens": 256, "output_tokens": 256, "ttft_p99_ms": 2000, "tpot_p99_ms": 50, "gpu": "l4-24gb",
+               "ops_capability": "kubernetes"}
     def fit(plan):
         return next(step.value for step in plan.path if step.node == "fit")
 
@@ -504,8 +505,30 @@ def test_cpu_serving_is_offered_online_only_when_the_cpu_meets_the_targets():
     cpu = next(a for a in loose.alternatives if a.form == "cpu")
     assert fit(loose)["cpu_ok"] is True and cpu.why_not.startswith("possible") and "ms TPOT" in cpu.why_not
     assert any(w.id == "cpu_would_do" for w in loose.warnings)
-    # a 300 ms TTFT target: a 1,024-token prompt alone takes 2 × 0.6 B × 1,024 / 1.23 TFLOPS ≈ 1 s on the host
-    tight = build_plan(run_answers({**answers, "ttft_p99_ms": 300}))
+    # a 150 ms TTFT target: a 256-token prompt alone takes 2 × 0.44 B × 256 / 1.23 TFLOPS ≈ 0.25 s on the host
+    tight = build_plan(run_answers({**answers, "ttft_p99_ms": 150}))
     cpu = next(a for a in tight.alternatives if a.form == "cpu")
-    assert fit(tight)["cpu_ok"] is False and "the targets need a GPU" in cpu.why_not
+    assert fit(tight)["cpu_ok"] is False and "the load needs a GPU" in cpu.why_not
     assert not any(w.id == "cpu_would_do" for w in tight.warnings)
+    # 20 requests a second of 1,000-token prompts: the host would read 20,000 prompt tokens a second, far beyond
+    # 4.1 TFLOPS × 0.3 / (2 × 0.6 B) ≈ 1,000 — the prompts alone overload it, whatever the latency targets
+    busy = build_plan(run_answers({**answers, "peak_rps": 20, "prompt_tokens": 1000, "output_tokens": 100}))
+    assert fit(busy)["cpu_ok"] is False and fit(busy)["cpu_prefill_pct"] > 100
+
+
+def test_prompts_beyond_the_prefill_ceiling_wait_instead_of_being_served(h100):
+    """400 clients with 8,000-token prompts on one H100: the chunk budget reads prompts at chunk / step tokens per
+    second; the throughput cannot exceed that ceiling × output / prompt, and the rest is waiting before the first
+    token (an open loop past it is capped and flagged, not served)."""
+    m = model("meta-llama/Llama-3.1-8B-Instruct")
+    r = size(m, h100, SizeInputs(context_tokens=16384, concurrency=400))
+    p = performance(r, Workload(400, 8000, 50))
+    chunk = r.activation.tokens - 400
+    full = step_of(r, 400, chunk, 8025)[0]
+    ceiling = perf.MAX_UTILIZATION * chunk / full / 8000  # requests/s
+    assert p.saturated
+    assert p.output_tokens_per_s <= ceiling * 50 * (1 + 1e-6)
+    _close(p.output_tokens_per_s, ceiling * 50, rel=1e-3)
+    assert p.ttft_ms / 1000 == pytest.approx(400 / ceiling - 50 * p.tpot_ms / 1000, rel=1e-3)
+    over = performance(size(m, h100, SizeInputs()), Workload(1, 1000, 200, rate=200))
+    assert over.saturated and math.isfinite(over.ttft_ms)

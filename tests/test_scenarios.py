@@ -20,7 +20,8 @@ PLAN_KEYS = {"form", "exposure", "gpu", "tp", "pp", "replicas", "gpus_per_replic
 
 EXPECTED = {
     # scenario: (form, exposure, gpu, tp, pp, replicas, warning ids)        DOMAIN §
-    "tiny_model": ("single_gpu", "gateway", "l4-24gb", 1, 1, 2, {"cpu_would_do"}),  # §12 small, §10 N+1
+    # §12 small, §10 N+1; no CPU: 4 sequences' 500-token prompts would keep the reference host 63 % busy
+    "tiny_model": ("single_gpu", "gateway", "l4-24gb", 1, 1, 2, set()),
     "tiny_offline_cpu": ("cpu", "none", None, 0, 0, 0, set()),  # §12 "even a CPU may do"
     # §12 batch, §3: the job's 64 sequences in flight fit one TP 4 copy at the typical lengths (197); offline work
     # has no P99 request to hold whole, so no copy is added for the 8,192-token bound

@@ -237,11 +237,17 @@ def cmd_size(args: argparse.Namespace) -> int:
         from wizard.sizing.auto_limits import longest_context, most_sequences
 
         if args.context == "auto":
-            inputs = inputs._replace(context_tokens=longest_context(model, gpu, inputs))
-            if args.max_num_batched_tokens is None:  # V0's batch follows the context
+            follows = args.max_num_batched_tokens is None  # the default budget may follow the context (V0)
+            inputs = inputs._replace(context_tokens=longest_context(model, gpu, inputs, follows))
+            if follows:
                 inputs = inputs._replace(max_num_batched_tokens=engine.default_batch(gpu, inputs.context_tokens)[0])
         else:
             inputs = inputs._replace(concurrency=most_sequences(model, gpu, inputs))
+    if inputs.max_num_batched_tokens is not None and inputs.max_num_seqs is not None \
+            and inputs.max_num_batched_tokens < inputs.max_num_seqs:
+        # vLLM's scheduler config refuses it: "max_num_batched_tokens must be greater than or equal to max_num_seqs"
+        raise InputError("--max-num-batched-tokens", inputs.max_num_batched_tokens,
+                         f"at least --max-num-seqs ({inputs.max_num_seqs}): vLLM refuses a smaller token budget")
     if (args.prompt_tokens is None) != (args.output_tokens is None):
         flag = "--prompt-tokens" if args.prompt_tokens is not None else "--output-tokens"
         raise InputError(flag, args.prompt_tokens or args.output_tokens, "give --prompt-tokens and --output-tokens together")

@@ -55,6 +55,8 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
     w = r.weights
     fmt = w.format.name + (" (checkpoint)" if w.format.from_checkpoint else "")
     weights_how = f"{w.total:,} B at {fmt}" + (" — exact, safetensors" if w.exact else "")
+    if w.buffers:
+        weights_how += f"; + {w.buffers:,} B RoPE cos/sin cache per GPU (built at load)"
     if i.tp * i.pp > 1:
         weights_how += f"; ÷ TP {i.tp}, heaviest of {i.pp} PP stage(s)"
     t.add_row("weights", f"{w.per_gpu:,}", gib(w.per_gpu), weights_how)

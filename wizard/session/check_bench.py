@@ -85,6 +85,51 @@ def _answer(plan: Plan, name: str) -> Any:
     return next((s.value for s in plan.path if s.node == name), None)
 
 
+def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tuple[dict[str, float | None], str]:
+    """The plan's figures at the load the benchmark ran — its clients (or rate) spread over the replicas, its
+    prompt count (the closed loop's opening burst) — from the sizing core; the plan's own figures (at its batch per
+    replica) when the model or card cannot be sized here, with a line saying so."""
+    p = plan.performance
+    assert p is not None
+    fallback = {"ttft_ms": p.ttft_ms, "ttft_p99_ms": p.ttft_p99_ms, "tpot_ms": p.tpot_ms, "tpot_p99_ms": p.tpot_p99_ms,
+                "output_tokens_per_s": p.tokens_per_s_per_replica * replicas}
+    fit = next((s.value for s in plan.path if s.node == "fit"), None)
+    fit = fit if isinstance(fit, dict) else {}
+    prompt, output = fit.get("typical_prompt_tokens"), fit.get("typical_output_tokens")
+    conc, rate, prompts = data.get("max_concurrency"), data.get("request_rate"), data.get("num_prompts")
+    try:
+        from wizard.sizing.fit import SizeInputs, size
+        from wizard.sizing.performance import Workload, performance
+        from wizard.sources.catalog import find_gpu
+        from wizard.sources.resolve import resolve_model
+
+        mem = plan.memory
+        if mem is None or not plan.gpu or not isinstance(prompt, int) or not isinstance(output, int):
+            raise InputError("plan", plan.model, "no sized layout")
+        i = mem.inputs
+        inputs = SizeInputs(tp=plan.tp, pp=plan.pp, context_tokens=i.context_tokens, concurrency=1,
+                            weight_precision=i.weight_precision, kv_cache_dtype=i.kv_cache_dtype,
+                            gpu_memory_utilization=i.gpu_memory_utilization, max_num_seqs=i.max_num_seqs,
+                            max_num_batched_tokens=i.max_num_batched_tokens, vllm_version=i.vllm_version,
+                            sequence_tokens=i.sequence_tokens)
+        spec, gpu = resolve_model(plan.model), find_gpu(plan.gpu)
+        per_prompts = int(prompts) // replicas if isinstance(prompts, int) and prompts > 0 else None
+        if isinstance(rate, (int, float)) and rate != float("inf") and not isinstance(conc, int):
+            w = Workload(1, prompt, output, rate=float(rate) / replicas)
+            b = 1
+        else:
+            clients = float(conc) / replicas if isinstance(conc, int) else float(i.max_num_seqs)
+            b = max(1, min(int(round(clients)), i.max_num_seqs))
+            w = Workload(b, prompt, output, prompts=per_prompts, clients=clients if clients > b else None)
+        r = size(spec, gpu, inputs._replace(concurrency=b))
+        q = performance(r, w)
+    except (InputError, OSError, ValueError):
+        return fallback, ("the plan's model or card could not be sized here: the figures are the plan's own, at its "
+                          "batch per replica, not at the benchmark's load")
+    return {"ttft_ms": q.ttft_ms, "ttft_p99_ms": q.ttft_p99_ms, "tpot_ms": q.tpot_ms, "tpot_p99_ms": q.tpot_p99_ms,
+            "output_tokens_per_s": q.output_tokens_per_s * replicas}, ""
+
+
 def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     from wizard.session.doctor import read_plan
 
@@ -95,9 +140,10 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     if p is None:
         raise InputError("--plan", str(plan_path), "has no served layout to compare (a managed API or an offline plan)")
     replicas = max(1, plan.replicas)
-    predicted = {"ttft_ms": p.ttft_ms, "ttft_p99_ms": p.ttft_p99_ms, "tpot_ms": p.tpot_ms, "tpot_p99_ms": p.tpot_p99_ms,
-                 "output_tokens_per_s": p.tokens_per_s_per_replica * replicas}
     conc, rate = data.get("max_concurrency"), data.get("request_rate")
+    predicted, how = predict_at_bench_load(plan, data, replicas)
+    if how:
+        check.advice.append(how)
     check.load = (f"{conc} requests in flight" if isinstance(conc, int) else
                   f"{rate} requests/s" if isinstance(rate, (int, float)) else "the load of the result")
     for metric, key, pred_key, target_key in METRICS:

@@ -92,6 +92,14 @@ def read_log(path: Path) -> StartupLog:
     return log
 
 
+def _known(version: str) -> bool:
+    try:
+        profile_for(version)
+    except InputError:
+        return False
+    return True
+
+
 def _card(log: StartupLog, gpu_option: str | None, said: list[str]) -> tuple[GpuSpec | None, str | None]:
     from wizard.sources.catalog import find_gpu, gpu_catalog
 
@@ -171,11 +179,14 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
             setattr(log, name, value)
         elif stated != value:
             said.append(f"the log shows {name} {stated}; --{name.replace('_', '-')} {value} is not used")
-    if log.version:
+    known = log.version is not None and _known(log.version)
+    if log.version and known:
         version, version_from = log.version, "log"
         if vllm_version and profile_for(vllm_version) is not profile_for(log.version):
             said.append(f"the log is vLLM {log.version}, --vllm-version says {vllm_version}: the log's release is used")
     elif vllm_version:
+        if log.version:
+            said.append(f"the log's vLLM {log.version} has no memory profile here: --vllm-version {vllm_version} is used")
         version, version_from = vllm_version, "option"
     elif log.engine == "V0":
         v0 = profile_for("0.6.0")
@@ -185,11 +196,9 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
     else:
         version, version_from = DEFAULT_VLLM_VERSION, "default"
         said.append(f"no version in the log: vLLM {DEFAULT_VLLM_VERSION} assumed (give --vllm-version)")
-    try:
-        profile_for(version)
-    except InputError:
+    if not _known(version):
         said.append(f"vLLM {version} is outside the known releases: {DEFAULT_VLLM_VERSION} assumed")
-        version = DEFAULT_VLLM_VERSION
+        version, version_from = DEFAULT_VLLM_VERSION, "default"
     spec, model_from = _model(log, model, said)
     card, gpu_from = _card(log, gpu, said)
     flags = {k: getattr(log, k) for k in ("tp", "pp", "max_model_len", "gpu_memory_utilization", "max_num_seqs",

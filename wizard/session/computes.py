@@ -15,7 +15,7 @@ from wizard.errors import InputError
 from wizard.session.answer_rules import rules
 from wizard.sizing.engine import unserved_reason
 from wizard.sizing.engines import DEFAULT_VLLM_VERSION
-from wizard.sizing.cpu_performance import CPU_EFF_BANDWIDTH, cpu_performance
+from wizard.sizing.cpu_performance import CPU_EFF_BANDWIDTH, CPU_MAX_PREFILL_LOAD, cpu_performance
 from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sizing.layout import check_layout
 from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
@@ -385,7 +385,9 @@ def _cpu_facts(spec: ModelSpec, probe: SizeResult, load: Load) -> dict[str, Any]
     cpu = cpu_performance(weight_bytes=probe.weights.total, params=params.active, kv_bytes_per_sequence=seq_kv,
                           sequences=load.peak_sequences, prompt_tokens=w.prompt_tokens, output_tokens=w.output_tokens)
     t = load.targets
-    meets = (t.ttft_ms is None or cpu.ttft_ms <= t.ttft_ms) and (t.tpot_ms is None or cpu.tpot_ms <= t.tpot_ms)
+    # the prompts must also leave the host time to decode: half its time reading prompts is the most allowed
+    meets = ((t.ttft_ms is None or cpu.ttft_ms <= t.ttft_ms) and (t.tpot_ms is None or cpu.tpot_ms <= t.tpot_ms)
+             and cpu.prefill_load <= CPU_MAX_PREFILL_LOAD)
     hours = (load.job_requests * w.output_tokens / cpu.output_tokens_per_s / 3600
              if load.job_requests and cpu.output_tokens_per_s > 0 else 0.0)
     in_time = load.deadline_s is None or hours * 3600 <= load.deadline_s
@@ -396,6 +398,8 @@ def _cpu_facts(spec: ModelSpec, probe: SizeResult, load: Load) -> dict[str, Any]
         "cpu_tpot_ms": round(cpu.tpot_ms, 1),
         "cpu_tokens_s": round(cpu.output_tokens_per_s),
         "cpu_job_hours": round(hours, 1),
+        "cpu_sequences": round(load.peak_sequences, 1),
+        "cpu_prefill_pct": round(cpu.prefill_load * 100),
         "cpu_host": (f"{cpu.host.name} ({cpu.host.memory_bw_bytes_s / 1e9:.0f} GB/s, decode at "
                      f"{CPU_EFF_BANDWIDTH * 100:.0f} % of it: an assumption)"),
     }

@@ -97,7 +97,7 @@ def encoder_bytes_per_item(v: VisionEncoderSpec, tp: int) -> int:
 def activation_peak(m: ModelSpec, tp: int, max_num_batched_tokens: int, max_num_seqs: int,
                     engine: EngineProfile, max_model_len: int = 0) -> ActivationPeak:
     """Peak activation bytes per GPU of vLLM's profile run for these scheduler limits, as `engine`'s generation
-    profiles it (the sampler's rows and bytes per logit: data/vllm-engines.yaml)."""
+    profiles it (the sampler's rows and bytes per logit: data/vllm-engines.json)."""
     forward = max_num_batched_tokens * forward_bytes_per_token(m, tp)
     rows = engine.sampler_sequences(max_num_seqs, max_num_batched_tokens)
     sampler = rows * m.vocab_size * engine.sampler_bytes_per_logit

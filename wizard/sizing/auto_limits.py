@@ -27,11 +27,22 @@ def _largest(lo: int, hi: int, fits) -> int:
     return lo
 
 
-def longest_context(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> int:
+def longest_context(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, batch_follows_context: bool = False) -> int:
     """The longest context (whole KV blocks, at most the model's maximum) at which `inputs.concurrency` sequences
-    fit; InputError when not even one block does."""
+    fit; InputError when not even one block does. `batch_follows_context`: the release's default token budget
+    depends on the context (V0 profiled one batch of max(max_model_len, 2048) tokens), so each candidate gets its own."""
+    from wizard.sizing.engines import profile_for
+
+    engine = profile_for(inputs.vllm_version)
+
+    def at(n: int) -> SizeInputs:
+        ctx = n * BLOCK_SIZE
+        if batch_follows_context:
+            return inputs._replace(context_tokens=ctx, max_num_batched_tokens=engine.default_batch(gpu, ctx)[0])
+        return inputs._replace(context_tokens=ctx)
+
     top = model.max_position_embeddings // BLOCK_SIZE
-    blocks = _largest(1, top, lambda n: size(model, gpu, inputs._replace(context_tokens=n * BLOCK_SIZE)).fits)
+    blocks = _largest(1, top, lambda n: size(model, gpu, at(n)).fits)
     if not blocks:
         raise InputError("--context", "auto", f"not even {BLOCK_SIZE} tokens × {inputs.concurrency} sequences fit "
                                               f"{gpu.id} at this layout; use more GPUs or a smaller precision")

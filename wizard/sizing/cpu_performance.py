@@ -36,6 +36,9 @@ REFERENCE_HOST = CpuHost(
 )
 CPU_EFF_BANDWIDTH = 0.5  # achieved / peak DRAM bandwidth in decode: an assumption (no CPU benchmark calibrates it)
 CPU_EFF_FLOPS = 0.3  # achieved / peak fp32 FLOPS in prefill: an assumption, likewise
+# The most of the host's time prompts may take: beyond half, the decode steps the TPOT figure assumes would get too
+# little of the CPU (prefill and decode share the same cores). An assumption.
+CPU_MAX_PREFILL_LOAD = 0.5
 
 
 class CpuPerformance(NamedTuple):
@@ -45,6 +48,7 @@ class CpuPerformance(NamedTuple):
     tpot_ms: float
     output_tokens_per_s: float
     host: CpuHost
+    prefill_load: float = 0.0  # share of the host's time spent reading prompts at this load (≥ 1: it cannot keep up)
 
 
 def cpu_performance(*, weight_bytes: int, params: float, kv_bytes_per_sequence: int, sequences: float,
@@ -55,5 +59,8 @@ def cpu_performance(*, weight_bytes: int, params: float, kv_bytes_per_sequence: 
     tpot = (weight_bytes + b * kv_bytes_per_sequence) / (host.memory_bw_bytes_s * CPU_EFF_BANDWIDTH)
     prefill = 2 * params * prompt_tokens / (host.flops * CPU_EFF_FLOPS)
     ttft = prefill + tpot
-    return CpuPerformance(ttft_ms=ttft * 1000, tpot_ms=tpot * 1000,
-                          output_tokens_per_s=b * output_tokens / (ttft + output_tokens * tpot), host=host)
+    request = ttft + output_tokens * tpot
+    # b sequences in flight finish b / request requests per second, each prompt taking `prefill` of the host
+    load = b / request * prefill
+    return CpuPerformance(ttft_ms=ttft * 1000, tpot_ms=tpot * 1000, output_tokens_per_s=b * output_tokens / request,
+                          host=host, prefill_load=load)

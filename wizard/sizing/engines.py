@@ -1,4 +1,4 @@
-"""vLLM engine profiles: how each generation of vLLM budgets GPU memory at start-up (data/vllm-engines.yaml).
+"""vLLM engine profiles: how each generation of vLLM budgets GPU memory at start-up (data/vllm-engines.json).
 
 A profile holds the defaults (`--gpu-memory-utilization`, the batch limits by card) and the budget rules of a
 range of releases: which sequences the profile's sampler pass counts and at how many bytes per logit, whether
@@ -9,6 +9,7 @@ comes from, in the data file.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,7 +18,7 @@ from pathlib import Path
 from wizard.errors import InputError
 from wizard.specs import GpuSpec
 
-ENGINES_FILE = Path(__file__).parent / "data" / "vllm-engines.yaml"
+ENGINES_FILE = Path(__file__).parent / "data" / "vllm-engines.json"
 DEFAULT_VLLM_VERSION = "0.33.0"  # the pinned target: flags are checked against it, images are tagged with it
 GIB = 2**30
 # PEP 440 public version: release, then optional pre/post/dev and a local label. Only the release decides
@@ -94,11 +95,8 @@ def _tuple(text: str) -> tuple[int, ...]:
 
 @lru_cache(maxsize=1)
 def profiles() -> tuple[EngineProfile, ...]:
-    """Every profile of data/vllm-engines.yaml, oldest first."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load(ENGINES_FILE.read_text(encoding="utf-8"), Loader=loader)
+    """Every profile of data/vllm-engines.json, oldest first (JSON: `size` parses no YAML on its way)."""
+    data = json.loads(ENGINES_FILE.read_text(encoding="utf-8"))
     out = []
     for p in data["profiles"]:
         batch = p["batch"]

@@ -36,7 +36,7 @@ class SizeInputs(NamedTuple):
     max_num_batched_tokens: int | None = None  # None: the engine default for this GPU
     max_num_seqs: int | None = None  # None: the concurrency (the starter repo pins --max-num-seqs to it)
     enforce_eager: bool = False  # no CUDA graphs, so no graph pool in the budget
-    # The vLLM release that runs: its generation's budget rules and defaults (engines.py, data/vllm-engines.yaml).
+    # The vLLM release that runs: its generation's budget rules and defaults (engines.py, data/vllm-engines.json).
     vllm_version: str = DEFAULT_VLLM_VERSION
     # The planner's typical sequence: KV held on average by one sequence (prompt + half the output), in tokens.
     # None: every sequence holds the whole context (the `size` command, and the guide's conservative bound).

@@ -75,6 +75,7 @@ class Performance(NamedTuple):
     tpot_p99_ms: float = 0.0
     concurrency: float = 0.0  # sequences in flight (open loop: from Little's law)
     prefill_share: float = 0.0  # share of steps that carry a prefill chunk
+    saturated: bool = False  # prompts arrive at (or beyond) the prefill ceiling: the queue, not the steps, sets TTFT
 
 
 UNKNOWN_FLOPS = 1e14  # cards the catalog has no dense figure for (kept out of `gpu: auto`; a note says so)
@@ -156,7 +157,7 @@ def md1_wait_p99(u: float, service: float) -> float:
     lo, hi = 1e-9, 1.0
     while u * math.expm1(hi) < hi:
         hi *= 2
-    for _ in range(80):
+    for _ in range(48):
         mid = (lo + hi) / 2
         if u * math.expm1(mid) < mid:
             lo = mid
@@ -176,8 +177,12 @@ def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) ->
     return max(mem, comp) + comm + STEP_OVERHEAD_S, mem, comp, comm
 
 
+@lru_cache(maxsize=8192)
 def performance(r: SizeResult, w: Workload) -> Performance:
-    """TTFT and TPOT (mean and P99) and output tokens/s of one replica of `r`'s layout under load `w`."""
+    """TTFT and TPOT (mean and P99) and output tokens/s of one replica of `r`'s layout under load `w`.
+
+    A pure function of immutable arguments, remembered: the layout search asks the same batch again across its
+    rounds (the Little's-law average, the fp8 option)."""
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     budget = r.activation.tokens  # max_num_batched_tokens: decodes first, prompt chunks fill the rest
     avg_context = prompt + out / 2
@@ -202,6 +207,7 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         tpot_p99_ms=state.tpot99 * 1000,
         concurrency=state.b,
         prefill_share=state.f,
+        saturated=state.saturated,
     )
 
 
@@ -216,6 +222,7 @@ class _Load(NamedTuple):
     mem: float
     comp: float
     comm: float
+    saturated: bool = False
 
 
 def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
@@ -225,18 +232,28 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     micro = b / i.pp  # PP keeps pp micro-batches in flight
     hand_off = (i.pp - 1) * micro * r.model.hidden_size * 2 / NETWORK_BYTES_S if i.pp > 1 else 0.0
 
-    def step(prefill: float) -> float:  # a whole step (all PP stages) with `prefill` prompt tokens beside the decodes
-        return _stage(r, micro, prefill, avg_context)[0] * i.pp + hand_off
-
+    # A stage's memory, compute and communication times are affine in the prompt tokens it carries (exactly for
+    # dense models; MoE's touched experts grow slower than linearly, so this is the safe side): two evaluations give
+    # every step the fixed point below needs.
     _, mem, comp, comm = _stage(r, micro, 0.0, avg_context)
+    _, mem1, comp1, comm1 = _stage(r, micro, chunk, avg_context)
+
+    def step(prefill: float) -> float:  # a whole step (all PP stages) with `prefill` prompt tokens beside the decodes
+        x = prefill / chunk
+        m, c, k = mem + (mem1 - mem) * x, comp + (comp1 - comp) * x, comm + (comm1 - comm) * x
+        return (max(m, c) + k + STEP_OVERHEAD_S) * i.pp + hand_off
+
     s_dec = step(0.0)
     alone = min(chunk, float(prompt))  # one prompt's chunk
     # TTFT of one prompt alone: its chunks pass the stages one after another (PP does not cut it)
     service = -(-prompt // int(chunk)) * step(alone)
     request = FRONTEND_S + service + out * s_dec
-    lam = w.rate if w.rate is not None else b / request
+    # The prefill ceiling: with every step carrying a full chunk, prompts are read at chunk / step tokens per second;
+    # arrivals beyond it cannot be served, whatever the queue (a closed loop then waits, an open loop is overloaded).
+    lam_max = MAX_UTILIZATION * chunk / step(chunk) / max(1, prompt)
+    lam = min(lam_max, w.rate if w.rate is not None else b / request)
     s_avg, f, tokens, s_mix = s_dec, 0.0, alone, step(alone)
-    for _ in range(400):
+    for _ in range(80):
         # a prefill step carries the prompt tokens that arrived during a step (at least one prompt's chunk)
         tokens = min(chunk, max(alone, lam * prompt * s_avg))
         s_mix = step(tokens)
@@ -247,8 +264,8 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         ttft = FRONTEND_S + s_new / 2 + service + wait
         request = ttft + out * s_new
         # damped: a closed loop's arrivals and its queue settle together (an undamped step can jump between them)
-        lam_new = w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request
-        done = abs(s_new - s_avg) < 1e-10 * s_new and abs(lam_new - lam) < 1e-10 * max(lam, 1e-9)
+        lam_new = min(lam_max, w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request)
+        done = abs(s_new - s_avg) < 1e-6 * s_new and abs(lam_new - lam) < 1e-6 * max(lam, 1e-9)
         s_avg, lam = s_new, lam_new
         if done:
             break
@@ -256,6 +273,11 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     tpot99 = min(s_mix, s_avg + Z99 * math.sqrt(f * (1 - f) / out) * (s_mix - s_dec)) if out > 1 else s_avg
     wait99 = md1_wait_p99(u, service)
     ttft99 = FRONTEND_S + s_mix + service + max(wait99, wait)
+    if w.rate is None and lam >= lam_max * (1 - 1e-9) and b / lam > request:
+        # prefill-bound closed loop: the b clients share lam_max requests/s, so each request takes b / lam_max; the
+        # difference over the steps' own time is waiting for the chunk budget, before the first token
+        queue = b / lam - request
+        ttft, ttft99, request = ttft + queue, ttft99 + queue, b / lam
     if w.clients and w.rate is None and w.clients > b:
         # more clients than the engine admits (max_num_seqs or the KV cache): the rest wait in vLLM's queue for a
         # slot — Little's law on the waiting room: (clients − b) / (b / request time)
@@ -270,5 +292,6 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         ttft = share * burst + (1 - share) * ttft
         if share >= 0.01:
             ttft99 = max(ttft99, FRONTEND_S + burst_steps * full)
+    saturated = f >= 1 or lam >= lam_max * (1 - 1e-9)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_avg, tpot99=max(tpot99, s_avg), f=f, mix_tokens=tokens,
-                 mem=mem, comp=comp, comm=comm * i.pp + hand_off)
+                 mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated)

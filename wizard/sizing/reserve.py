@@ -1,6 +1,6 @@
 """Memory outside the weights, KV cache and activations that vLLM subtracts before the KV cache, per GPU.
 
-Two parts, both by engine generation (data/vllm-engines.yaml, sources there):
+Two parts, both by engine generation (data/vllm-engines.json, sources there):
 - non-torch memory inside the budget (CUDA context, cuBLAS, NCCL, custom all-reduce buffers). V0 took its
   baseline before NCCL init and counted communicators here (0.35 GiB at TP 1, +1.79 GiB per GPU with TP, PR
   #10511); V1 takes it after NCCL init, so only what the profile run adds enters the budget (0.02–0.26 GiB at

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 ANSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;]*[A-Za-z]")
-PREFIX = re.compile(r"^\s*(?:[▎>|]\s*)*(?:\((?P<proc>[A-Za-z_]+[\w]*(?: rank=\d+)?(?: pid=\d+)?(?: ip=[\d.]+)?)\)\s*)?")
+PREFIX = re.compile(r"^\s*(?:[▎>|]\s*)*(?:\((?P<proc>[A-Za-z_]\w*(?: TP\d+)?(?: rank=\d+)?(?: pid=\d+)?,?(?: ip=[\d.]+)?)\)\s*)?")
 LEVEL = re.compile(r"^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+(?:\[[^\]]*\]|\S+:\d+\])\s*")
 NUM = r"(-?[\d,]+(?:\.\d+)?)"
 
@@ -161,7 +161,9 @@ def parse_log(text: str) -> StartupLog:
     for proc, tight, spaced in records(text):
         if proc and re.search(r"Worker|rank=", proc):
             procs.add(proc)  # one process per rank (Ray's wrappers differ only by pid)
-        for candidate in (spaced, tight):
+        # the tight join first: a number wrapped by the terminal is whole only there; a sentence wrapped at a space
+        # is whole only in the spaced join, which is tried next for what the tight one did not find
+        for candidate in (tight, spaced):
             args = NON_DEFAULT.search(candidate)
             if args is not None:
                 _non_default(log, args.group(1))
@@ -205,10 +207,16 @@ def _non_default(log: StartupLog, text: str) -> None:
     """`non-default args: {...}`: a Python dict literal (read with ast.literal_eval, never evaluated)."""
     try:
         args = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return
-    if not isinstance(args, dict):
-        return
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        args = None
+    if not isinstance(args, dict):  # a value that is no literal (an enum's repr): read the known keys one by one
+        args = {}
+        for key in ARG_KEYS:
+            m = re.search(r"'" + key + r"':\s*('([^']*)'|True|False|-?\d+(?:\.\d+)?)", text)
+            if m:
+                raw = m.group(1)
+                args[key] = m.group(2) if m.group(2) is not None else (
+                    raw == "True" if raw in ("True", "False") else float(raw) if "." in raw else int(raw))
     for key, name in ARG_KEYS.items():
         value = args.get(key)
         if value is not None and isinstance(value, (str, int, float, bool)):

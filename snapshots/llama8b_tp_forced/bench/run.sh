@@ -5,7 +5,9 @@
 # `llm-deploy-wizard check-bench RESULT.json --plan plan.json` compares with the plan's predictions and targets.
 # Written by llm-deploy-wizard; the numbers are in RATIONALE.md.
 #
-# Usage: bench/run.sh [BASE_URL]   (default http://127.0.0.1:8000: e.g. `kubectl port-forward svc/llama-3-1-8b-instruct-api 8000`)
+# Usage: bench/run.sh [BASE_URL]   (the endpoint clients use: the Service, ingress or gateway in front of all the
+# replicas — a `kubectl port-forward` reaches one pod, which would carry the whole peak alone; default
+# http://127.0.0.1:8000)
 # Needs: pip install "vllm==0.33.0" on the client machine; the key in VLLM_API_KEY (sent as OPENAI_API_KEY).
 set -euo pipefail
 
