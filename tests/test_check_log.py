@@ -202,3 +202,22 @@ def test_a_log_release_without_a_profile_lets_the_option_decide(tmp_path):
     assert out["vllm_version"] == "0.11.0" and out["version_from"] == "option"
     bare = run_main("check-log", str(log), "--json").json()
     assert bare["vllm_version"] == "0.33.0" and bare["version_from"] == "default"
+
+
+def test_a_file_with_a_failed_start_and_a_retry_is_read_from_the_retry(tmp_path):
+    """Mixing the failed run's 131,072-token context with the retry's capacity would compare nothing real."""
+    log_text = (
+        "INFO 10-31 15:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+        "INFO 10-31 15:00:00 [utils.py:1] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+        "'max_model_len': 131072, 'gpu_memory_utilization': 0.5}\n"
+        "INFO 10-31 15:00:10 [gpu_worker.py:298] Available KV cache memory: 1.00 GiB\n"
+        "INFO 10-31 15:05:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+        "INFO 10-31 15:05:00 [utils.py:1] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+        "'max_model_len': 32768}\n"
+        "INFO 10-31 15:05:10 [gpu_worker.py:298] Available KV cache memory: 55.00 GiB\n")
+    log = parse_log(log_text)
+    assert (log.starts, log.max_model_len, log.gpu_memory_utilization, log.available_kv_gib) == (2, 32768, None, 55.0)
+    path = tmp_path / "two.log"
+    path.write_text(log_text)
+    out = run_main("check-log", str(path), "--gpu", "h100-sxm-80gb", "--json").json()
+    assert any("holds 2 start-ups" in n for n in out["notes"])

@@ -640,8 +640,14 @@ def test_a_plan_offers_only_the_symptoms_that_can_happen_to_it(tmp_path):
     kept = run_main("doctor", "--symptom", "bill_too_high", "--plan", offline, "--answer", "cards_after_job=whole_month",
                     "--json").json()
     assert kept["leaf"] == "idle_between_jobs" and kept["path"][0]["source"] == "plan.json"
-    offline_plan = json.loads(Path(offline).read_text())
-    if offline_plan["cost"].get("job_hours"):
-        assert f"{offline_plan['gpus_total']} GPUs" in kept["cause"]
+    # with a described job the cause quotes its hours and bill against the month's (§8)
+    answers = yaml.safe_load((Path(__file__).parent / "scenarios" / "offline_research.yaml").read_text())
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps(to_json(build_plan(run_answers({**answers, "job_requests": 200_000})))))
+    job_plan = json.loads(job.read_text())
+    assert job_plan["cost"]["job_hours"] > 0
+    cause = run_main("doctor", "--symptom", "bill_too_high", "--plan", str(job), "--answer",
+                     "cards_after_job=whole_month", "--json").json()["cause"]
+    assert f"on its {job_plan['gpus_total']} GPUs for about $" in cause and "kept all month" in cause
     managed = run_main("doctor", "--plan", plan_file("no_ops_team"), "--json")
     assert managed.code == 0 and managed.json()["applies"] is False and "§6" in managed.json()["reason"]

@@ -120,8 +120,8 @@ def build_parser() -> Parser:
                            description="Read a vLLM start-up log (0.6 on: wrapped lines, colours, rank prefixes), "
                                        "predict the same figures with that release's memory profile, and show "
                                        "both with the difference and its likely cause. Exit 0 when the KV "
-                                       "capacity matches within 3 %, 1 when it does not, 2 for a file that is no "
-                                       "vLLM log.")
+                                       "capacity matches within 3 %, 1 when it does not (or nothing could be "
+                                       "compared: the verdict says why), 2 for a file that is no vLLM log.")
     check.add_argument("file", metavar="FILE", help="the start-up log (vllm serve's output, or a pod's logs)")
     check.add_argument("--model", default=None, help="the model, when the log does not name it (or to override)")
     check.add_argument("--gpu", default=None, help="catalog GPU id, when the log's total memory does not identify it")
@@ -242,7 +242,8 @@ def cmd_size(args: argparse.Namespace) -> int:
             if follows:
                 inputs = inputs._replace(max_num_batched_tokens=engine.default_batch(gpu, inputs.context_tokens)[0])
         else:
-            inputs = inputs._replace(concurrency=most_sequences(model, gpu, inputs))
+            # at most max_num_seqs run at once: more would wait in vLLM's queue, not fit beside the others
+            inputs = inputs._replace(concurrency=most_sequences(model, gpu, inputs, cap=inputs.max_num_seqs or 1_000_000))
     if inputs.max_num_batched_tokens is not None and inputs.max_num_seqs is not None \
             and inputs.max_num_batched_tokens < inputs.max_num_seqs:
         # vLLM's scheduler config refuses it: "max_num_batched_tokens must be greater than or equal to max_num_seqs"

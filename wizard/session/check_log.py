@@ -173,6 +173,8 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
     own win. Raises InputError for an unreadable file or one that is no vLLM log."""
     log = read_log(path)
     said: list[str] = []
+    if log.starts > 1:
+        said.append(f"the file holds {log.starts} start-ups: the last one that states figures is checked")
     for name, value in (run or {}).items():
         stated = getattr(log, name)
         if stated is None:

@@ -126,6 +126,7 @@ class StartupLog:
     error_kv_tokens: int | None = None  # V0's "maximum number of tokens that can be stored in KV cache (N)"
     graph_equivalent_gmu: float | None = None  # "... is equivalent to --gpu-memory-utilization=e" (0.18+)
     ranks: int = 0
+    starts: int = 0  # start-ups the file holds (the figures are the last one's)
     recognised: list[str] = field(default_factory=list)  # the figures found, in order
 
     @property
@@ -136,7 +137,7 @@ class StartupLog:
     def figures(self) -> dict[str, Any]:
         """Every field the log stated, by name."""
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("ranks", "recognised") and getattr(self, f.name) is not None}
+                if f.name not in ("ranks", "starts", "recognised") and getattr(self, f.name) is not None}
 
 
 def records(text: str) -> list[tuple[str | None, str, str]]:
@@ -155,10 +156,34 @@ def records(text: str) -> list[tuple[str | None, str, str]]:
 
 
 def parse_log(text: str) -> StartupLog:
-    """The figures of one start-up log; `recognised` is empty when nothing in it is a vLLM start-up line."""
+    """The figures of one start-up log; `recognised` is empty when nothing in it is a vLLM start-up line.
+
+    A file holding several start-ups (a failed run, then a retry) is read from the last one that states figures:
+    mixing one run's flags with another's capacity would compare nothing real. `starts` says how many it held."""
+    all_records = records(text)
+    # a run starts at its API server line (the engine line comes later, after the non-default args), else at its
+    # engine line; one run or none: the whole file
+    api = [n for n, rec in enumerate(all_records) if "vLLM API server version" in rec[2]]
+    runs = api or [n for n, rec in enumerate(all_records) if re.search(r"Initializing an? V[01] LLM engine", rec[2])]
+    if len(runs) <= 1:
+        log = _parse(all_records)
+        log.starts = len(runs)
+        return log
+    for begin in reversed(runs):
+        log = _parse(all_records[begin:])
+        if log.recognised and any(k not in ("version", "engine", "model") for k in log.recognised):
+            log.starts = len(runs)
+            return log
+    log = _parse(all_records)
+    log.starts = len(runs)
+    return log
+
+
+def _parse(recs: list[tuple[str | None, str, str]]) -> StartupLog:
+    text = "\n".join(spaced for _, _, spaced in recs)
     log = StartupLog()
     procs: set[str] = set()
-    for proc, tight, spaced in records(text):
+    for proc, tight, spaced in recs:
         if proc and re.search(r"Worker|rank=", proc):
             procs.add(proc)  # one process per rank (Ray's wrappers differ only by pid)
         # the tight join first: a number wrapped by the terminal is whole only there; a sentence wrapped at a space
