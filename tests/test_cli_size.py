@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from cli_run import assert_one_line_error, run_cli
 
 # DESIGN.md "JSON output": size --json prints exactly these fields (performance comes with --prompt-tokens).
@@ -277,3 +279,19 @@ def test_context_auto_on_v0_gives_each_candidate_its_own_batch():
 def test_a_token_budget_below_max_num_seqs_is_refused_as_vllm_does():
     assert_one_line_error(run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb",
                                   "--max-num-batched-tokens", "512"), "--max-num-batched-tokens", "--max-num-seqs (1024)")
+
+
+@pytest.mark.parametrize("model, version, graphs", [
+    ("meta-llama/Llama-3.1-8B-Instruct", "0.23.0", True),   # V1 runner: the pool is in the budget from 0.20
+    ("meta-llama/Llama-3.1-8B-Instruct", "0.24.0", False),  # LlamaForCausalLM runs on V2 by default from 0.24 …
+    ("Qwen/Qwen2.5-7B-Instruct", "0.24.0", True),           # … Qwen2 is not on 0.24's list …
+    ("Qwen/Qwen2.5-7B-Instruct", "0.25.1", False),          # … but every dense model is from 0.25.1
+    ("Qwen/Qwen3-30B-A3B", "0.26.0", True),                 # MoE stays on the V1 runner
+    ("meta-llama/Llama-3.1-8B-Instruct", "0.28.0", False),  # V2 estimated no graphs until 0.29
+    ("meta-llama/Llama-3.1-8B-Instruct", "0.29.0", True),
+])
+def test_the_graph_pool_is_budgeted_where_the_runner_estimated_it(model, version, graphs):
+    d = run_cli("size", model, "--gpu", "h100-sxm-80gb", "--vllm-version", version, "--json").json()
+    reserve = d["per_gpu_bytes"]["reserve"]
+    pool = int(0.45 * 2**30)  # reserve.py CUDA_GRAPH_BYTES
+    assert (reserve >= pool) is graphs, (reserve, pool)

@@ -144,3 +144,25 @@ def profile_for(version: str = DEFAULT_VLLM_VERSION) -> EngineProfile:
     raise InputError("vllm_version", version,
                      f"known releases: {'.'.join(map(str, first.start))} up to (not including) "
                      f"{'.'.join(map(str, last.until))}")
+
+
+@lru_cache(maxsize=1)
+def _v2_graphs() -> dict:
+    return json.loads(ENGINES_FILE.read_text(encoding="utf-8"))["v2_runner_graphs"]
+
+
+def cuda_graphs_budgeted(version: str, architecture: str, dense: bool) -> bool:
+    """Whether this release subtracts the CUDA graph pool for this model: the profile's rule, except where Model
+    Runner V2 ran the model by default before it could estimate graphs (data/vllm-engines.json v2_runner_graphs)."""
+    profile = profile_for(version)
+    if not profile.cuda_graphs_budgeted:
+        return False
+    rule = _v2_graphs()
+    r = release(version)
+    if r >= _tuple(rule["until"]):
+        return True
+    for entry in rule["default_for"]:
+        if r >= _tuple(entry["from"]) and (architecture in entry.get("architectures", ()) or
+                                            (entry.get("dense") and dense)):
+            return False
+    return True

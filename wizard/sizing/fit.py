@@ -12,7 +12,7 @@ from typing import NamedTuple
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
 from wizard.sizing.engine import BLOCK_SIZE, GIB, unserved_reason
-from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, cuda_graphs_budgeted, profile_for
 from wizard.sizing.headroom import headroom
 from wizard.sizing.kv_cache import KvShape, kv_stages
 from wizard.sizing.layout import check_layout
@@ -165,11 +165,12 @@ def rope_cache_bytes(m: ModelSpec) -> int:
     return m.max_position_embeddings * rotary * 2
 
 
-def headroom_notes(gpu: GpuSpec, inputs: SizeInputs) -> tuple[str, ...]:
+def headroom_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> tuple[str, ...]:
     """A warning when what vLLM allocates after the KV pool does not fit the headroom the utilization leaves."""
     engine = profile_for(inputs.vllm_version)
+    graphs = cuda_graphs_budgeted(inputs.vllm_version, model.architecture, model.moe is None and model.linear is None)
     h = headroom(gpu.memory_reported_bytes, inputs.gpu_memory_utilization, inputs.tp * inputs.pp,
-                 engine.cuda_graphs_budgeted, inputs.enforce_eager, engine.runner, gpu.nvlink)
+                 graphs, inputs.enforce_eager, engine.runner, gpu.nvlink)
     if h.fits:
         return ()
     parts = [f"{b / GIB:.2f} GiB {name}" for name, b in (("of CUDA graphs the budget does not hold", h.graphs),
@@ -202,8 +203,8 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens)[0]
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
     act = activation_peak(model, inputs.tp, batched, seqs, engine, inputs.context_tokens)
-    reserve = framework_reserve(inputs.tp, inputs.pp, engine, gpu.nvlink,
-                                cuda_graphs=engine.cuda_graphs_budgeted and not inputs.enforce_eager)
+    graphs = cuda_graphs_budgeted(inputs.vllm_version, model.architecture, model.moe is None and model.linear is None)
+    reserve = framework_reserve(inputs.tp, inputs.pp, engine, gpu.nvlink, cuda_graphs=graphs and not inputs.enforce_eager)
     usable = int(gpu.memory_reported_bytes * inputs.gpu_memory_utilization)
     ctx = inputs.context_tokens
     # A sliding-window layer's per-request budget holds the window and the in-flight prefill tokens; V0 kept
@@ -243,5 +244,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         reserve=reserve,
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
-        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(gpu, inputs),
+        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(model, gpu, inputs),
     )
