@@ -295,3 +295,16 @@ def test_the_graph_pool_is_budgeted_where_the_runner_estimated_it(model, version
     reserve = d["per_gpu_bytes"]["reserve"]
     pool = int(0.45 * 2**30)  # reserve.py CUDA_GRAPH_BYTES
     assert (reserve >= pool) is graphs, (reserve, pool)
+
+
+def test_size_check_exits_1_when_it_does_not_fit_for_scripts():
+    no = run_cli("size", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "l4-24gb", "--check", "--json")
+    assert no.code == 1 and no.json()["fits"] is False  # printed as usual, then the status says it
+    yes = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb", "--check", "--json")
+    assert yes.code == 0 and yes.json()["fits"] is True
+    assert run_cli("size", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "l4-24gb", "--json").code == 0  # no --check
+
+
+def test_version_names_the_package_and_the_vllm_release():
+    r = run_cli("--version")
+    assert r.code == 0 and r.out.startswith("llm-deploy-wizard ") and "vLLM 0.33.0" in r.out

@@ -52,10 +52,30 @@ def fraction(text: str) -> float:
     return value
 
 
+class VersionAction(argparse.Action):
+    """`--version`: looked up only when asked (importlib.metadata is not free on every start)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None) -> None:  # noqa: A002
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        from wizard.sizing.engines import DEFAULT_VLLM_VERSION
+
+        try:
+            own = version("llm-deploy-wizard")
+        except PackageNotFoundError:  # run from a source tree without installing
+            own = "(source tree)"
+        print(f"llm-deploy-wizard {own} (plans and starter repos for vLLM {DEFAULT_VLLM_VERSION})")
+        parser.exit()
+
+
 def build_parser() -> Parser:
     from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS
 
     parser = Parser(prog="llm-deploy-wizard", description="Choose how to serve an LLM, with numbers you can check.")
+    parser.add_argument("--version", action=VersionAction, help="print the version and the vLLM release targeted")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
 
     size = sub.add_parser("size", help="memory fit of one model on one GPU layout (DOMAIN §2)")
@@ -85,6 +105,8 @@ def build_parser() -> Parser:
     size.add_argument("--enforce-eager", action="store_true",
                       help="no CUDA graphs: vLLM then budgets no graph pool (DOMAIN §2 reserve)")
     size.add_argument("--json", action="store_true", help="print one JSON object (DESIGN.md 'JSON output')")
+    size.add_argument("--check", action="store_true",
+                      help="for scripts: exit 1 when it does not fit (0 when it does), after printing as usual")
 
     plan = sub.add_parser("plan", help="walk the decision tree non-interactively from an answers file")
     plan.add_argument("--answers", required=True, metavar="FILE", help="answers YAML (DESIGN.md 'The answers file')")
@@ -271,7 +293,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         from wizard.report import print_size
 
         print_size(result, perf=perf, command=command, tips=advice)
-    return EXIT_OK
+    return 1 if args.check and not result.fits else EXIT_OK
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
