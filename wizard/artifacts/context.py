@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.sizing.engine import VLLM_VERSION, default_max_num_batched_tokens
+from wizard.sizing.engine import VLLM_VERSION
 from wizard.sources.catalog import find_gpu
 from wizard.specs.contracts import ColdStart, Plan
 
@@ -201,13 +201,13 @@ def _literal(value: str) -> int | float | str:
 
 def engine_kwargs(plan: Plan, answers: dict[str, Any]) -> list[tuple[str, int | float | str]]:
     """The LLM(...) keywords of serve/batch.py: the engine limits of `vllm serve` (serve_flags, flag --x-y is keyword
-    x_y), without the HTTP server's flags, plus max_num_batched_tokens: the plan's memory was sized with the
-    `vllm serve` default for the GPU, and the LLM class runs under another usage context (LLM_CLASS) whose scheduler
-    defaults differ (vllm/engine/arg_utils.py, _set_default_args)."""
+    x_y), without the HTTP server's flags, plus max_num_batched_tokens: the budget the plan's memory was sized with
+    (the `vllm serve` default for the GPU): the LLM class runs under another usage context (LLM_CLASS) whose
+    scheduler defaults differ (vllm/engine/arg_utils.py, _set_default_args)."""
     out = [(flag.removeprefix("--").replace("-", "_"), _literal(value)) for flag, value in serve_flags(plan, answers)
            if flag not in SERVER_ONLY_FLAGS and value is not None]
-    if plan.gpu:
-        out.append(("max_num_batched_tokens", default_max_num_batched_tokens(find_gpu(plan.gpu))))
+    if plan.gpu and plan.memory is not None:  # the token budget the plan's memory was sized with (plan.json)
+        out.append(("max_num_batched_tokens", plan.memory.inputs.max_num_batched_tokens))
     return out
 
 
@@ -280,8 +280,7 @@ BENCH_PROMPTS_PER_SEQ = 10
 def bench_load(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     """bench/run.sh's load: the plan's peak — a request rate (open loop) when the answers give peak_rps, else the
     peak concurrency across the endpoint (closed loop) — at the typical lengths the plan sized."""
-    fit = next((s.value for s in plan.path if s.node == "fit"), None)
-    fit = fit if isinstance(fit, dict) else {}
+    fit = plan.fit_facts()
     prompt = int(fit.get("typical_prompt_tokens") or answers.get("prompt_tokens") or 2048)
     output = int(fit.get("typical_output_tokens") or answers.get("output_tokens") or 512)
     rate = answers.get("peak_rps")

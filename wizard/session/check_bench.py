@@ -81,10 +81,6 @@ def read_result(path: Path) -> dict[str, Any]:
     return data
 
 
-def _answer(plan: Plan, name: str) -> Any:
-    return next((s.value for s in plan.path if s.node == name), None)
-
-
 def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tuple[dict[str, float | None], str]:
     """The plan's figures at the load the benchmark ran — its clients (or rate) spread over the replicas, its
     prompt count (the closed loop's opening burst) — from the sizing core; the plan's own figures (at its batch per
@@ -93,8 +89,7 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
     assert p is not None
     fallback = {"ttft_ms": p.ttft_ms, "ttft_p99_ms": p.ttft_p99_ms, "tpot_ms": p.tpot_ms, "tpot_p99_ms": p.tpot_p99_ms,
                 "output_tokens_per_s": p.tokens_per_s_per_replica * replicas}
-    fit = next((s.value for s in plan.path if s.node == "fit"), None)
-    fit = fit if isinstance(fit, dict) else {}
+    fit = plan.fit_facts()
     prompt, output = fit.get("typical_prompt_tokens"), fit.get("typical_output_tokens")
     conc, rate, prompts = data.get("max_concurrency"), data.get("request_rate"), data.get("num_prompts")
     try:
@@ -150,7 +145,7 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
         measured = data.get(key)
         measured = float(measured) if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None
         pred = predicted.get(pred_key)
-        target = _answer(plan, target_key) if target_key else None
+        target = plan.step(target_key) if target_key else None
         target = float(target) if isinstance(target, (int, float)) else None
         if measured is None:
             verdict = "not measured"

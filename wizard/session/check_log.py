@@ -152,7 +152,7 @@ def _inputs(log: StartupLog, model: ModelSpec, gpu: GpuSpec, version: str) -> Si
 
 def predicted_figures(r: SizeResult) -> dict[str, Any]:
     """The sizing's figures under the log's names (GiB to 2 decimals as vLLM prints, tokens)."""
-    pool = r.usable_bytes - r.weights.per_gpu - r.activation.peak - r.reserve.total
+    pool = r.kv_pool_bytes
     per_seq = r.kv.bytes_per_sequence(r.inputs.context_tokens)
     return {
         "total_gib": round(r.gpu.memory_reported_bytes / GIB, 2),
@@ -263,7 +263,7 @@ def advice(spec: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, r: SizeResult, log
                 "give --concurrency N for what to change to hold N"]
     ctx = inputs.context_tokens
     need = target * r.kv.bytes_per_sequence(ctx)
-    pool = r.usable_bytes - r.weights.per_gpu - r.activation.peak - r.reserve.total
+    pool = r.kv_pool_bytes
     if pool >= need:
         return [f"{target} sequence(s) at {ctx:,} tokens fit: {r.max_concurrency:.1f} would"]
     out = []

@@ -400,6 +400,7 @@ def _cpu_facts(spec: ModelSpec, probe: SizeResult, load: Load) -> dict[str, Any]
         "cpu_job_hours": round(hours, 1),
         "cpu_sequences": round(load.peak_sequences, 1),
         "cpu_prefill_pct": round(cpu.prefill_load * 100),
+        "cpu_prefill_max_pct": round(CPU_MAX_PREFILL_LOAD * 100),
         "cpu_host": (f"{cpu.host.name} ({cpu.host.memory_bw_bytes_s / 1e9:.0f} GB/s, decode at "
                      f"{CPU_EFF_BANDWIDTH * 100:.0f} % of it: an assumption)"),
     }

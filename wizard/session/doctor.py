@@ -193,15 +193,6 @@ def read_plan(path: Path) -> Plan:
                          "prints what is accepted)") from None
 
 
-def _step(plan: Plan, node: str) -> Any:
-    return next((s.value for s in plan.path if s.node == node), None)
-
-
-def _fit(plan: Plan) -> dict[str, Any]:
-    value = _step(plan, "fit")
-    return value if isinstance(value, dict) else {}
-
-
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -212,7 +203,7 @@ def _whole(x: float | None) -> int | None:
 
 
 def _online(plan: Plan) -> bool:
-    workload = _step(plan, "workload")
+    workload = plan.step("workload")
     return workload == "online" if isinstance(workload, str) else plan.exposure != "none"
 
 
@@ -234,7 +225,7 @@ def _catalog_gpu(gpu_id: str | None):  # noqa: ANN202 (a GpuSpec or None)
 def plan_facts(plan: Plan) -> dict[str, Fact]:
     """The checks plan.json answers by itself, each with the plan's figures that give the answer."""
     facts: dict[str, Fact] = {}
-    fit = _fit(plan)
+    fit = plan.fit_facts()
     gpu_plan = bool(plan.gpu) and plan.tp >= 1  # a self-hosted GPU plan (not cpu, not managed_api)
     if gpu_plan:
         layout = f"TP {plan.tp}" + (f" × PP {plan.pp}" if plan.pp > 1 else "") + f" on {plan.gpu}"
@@ -278,7 +269,7 @@ def _scaling_facts(plan: Plan, fit: dict[str, Any], facts: dict[str, Fact]) -> N
     if plan.cold_start is not None:
         cold = plan.cold_start.total_s
     ramp = _num(fit.get("ramp_s"))
-    pattern = _step(plan, "traffic_pattern") if isinstance(_step(plan, "traffic_pattern"), str) else "the"
+    pattern = plan.step("traffic_pattern") if isinstance(plan.step("traffic_pattern"), str) else "the"
     if online and cold is not None and ramp:
         slower = fit.get("cold_start_exceeds_ramp")
         slower = slower if isinstance(slower, bool) else cold > ramp
@@ -290,7 +281,7 @@ def _scaling_facts(plan: Plan, fit: dict[str, Any], facts: dict[str, Fact]) -> N
         low, total = plan.min_replicas, plan.replicas
         value = "all" if low >= total else "none" if low == 0 else "fewer"
         facts["warm_floor"] = Fact(value, f"the autoscaler's minimum keeps {low} of {total} replica(s) warm")
-    peak, implied = _step(plan, "peak_concurrency"), _num(fit.get("implied_concurrency"))
+    peak, implied = plan.step("peak_concurrency"), _num(fit.get("implied_concurrency"))
     if fit.get("peak_below_average") is True or any(w.id == "average_not_p99" for w in plan.warnings):
         shown = f" of {implied:g}" if implied is not None else ""
         facts["peak_measured"] = Fact("no", f"a peak of {peak} sequences is below the average{shown} the daily volume "
@@ -343,7 +334,7 @@ def plan_figures(plan: Plan | None) -> dict[str, Any] | None:
         return None
     from wizard.specs.contracts import Cost
 
-    fit = _fit(plan)
+    fit = plan.fit_facts()
     gpu = _catalog_gpu(plan.gpu)
     cost = plan.cost
     priced = isinstance(cost, Cost) and bool(cost.gpu_bill_usd_month)
@@ -362,11 +353,11 @@ def plan_figures(plan: Plan | None) -> dict[str, Any] | None:
         "gpus_per_node": fit.get("gpus_per_node") if isinstance(fit.get("gpus_per_node"), int) else None,
         "interconnect": gpu.interconnect if gpu is not None else None,
         "per_copy": plan.concurrency_per_replica or (fit.get("per_copy") if isinstance(fit.get("per_copy"), int) else None),
-        "peak_concurrency": _step(plan, "peak_concurrency") if isinstance(_step(plan, "peak_concurrency"), int) else None,
+        "peak_concurrency": plan.step("peak_concurrency") if isinstance(plan.step("peak_concurrency"), int) else None,
         "implied_concurrency": _num(fit.get("implied_concurrency")),
         "cold_start_s": _whole(plan.cold_start.total_s if plan.cold_start is not None else _num(fit.get("cold_start_s"))),
         "ramp_s": _whole(_num(fit.get("ramp_s"))) or None,
-        "traffic_pattern": _step(plan, "traffic_pattern") if isinstance(_step(plan, "traffic_pattern"), str) else None,
+        "traffic_pattern": plan.step("traffic_pattern") if isinstance(plan.step("traffic_pattern"), str) else None,
         "gpu_bill_usd_month": cost.gpu_bill_usd_month if priced and isinstance(cost, Cost) else None,
         "idle_usd_month": cost.idle_usd_month if priced and isinstance(cost, Cost) else None,
         "idle_share": (cost.idle_usd_month / cost.gpu_bill_usd_month

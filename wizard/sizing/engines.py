@@ -94,9 +94,15 @@ def _tuple(text: str) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=1)
+def _data() -> dict:
+    """data/vllm-engines.json, read once (JSON: `size` parses no YAML on its way)."""
+    return json.loads(ENGINES_FILE.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
 def profiles() -> tuple[EngineProfile, ...]:
-    """Every profile of data/vllm-engines.json, oldest first (JSON: `size` parses no YAML on its way)."""
-    data = json.loads(ENGINES_FILE.read_text(encoding="utf-8"))
+    """Every profile of data/vllm-engines.json, oldest first."""
+    data = _data()
     out = []
     for p in data["profiles"]:
         batch = p["batch"]
@@ -146,18 +152,13 @@ def profile_for(version: str = DEFAULT_VLLM_VERSION) -> EngineProfile:
                      f"{'.'.join(map(str, last.until))}")
 
 
-@lru_cache(maxsize=1)
-def _v2_graphs() -> dict:
-    return json.loads(ENGINES_FILE.read_text(encoding="utf-8"))["v2_runner_graphs"]
-
-
 def cuda_graphs_budgeted(version: str, architecture: str, dense: bool) -> bool:
     """Whether this release subtracts the CUDA graph pool for this model: the profile's rule, except where Model
     Runner V2 ran the model by default before it could estimate graphs (data/vllm-engines.json v2_runner_graphs)."""
     profile = profile_for(version)
     if not profile.cuda_graphs_budgeted:
         return False
-    rule = _v2_graphs()
+    rule = _data()["v2_runner_graphs"]
     r = release(version)
     if r >= _tuple(rule["until"]):
         return True

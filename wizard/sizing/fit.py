@@ -65,6 +65,12 @@ class SizeResult(NamedTuple):
         return self.weights.per_gpu + self.kv_cache_bytes + self.activation.peak + self.reserve.total
 
     @property
+    def kv_pool_bytes(self) -> int:
+        """What vLLM's budget leaves for the KV cache on this GPU: usable − weights − activation peak − reserve
+        ("Available KV cache memory"; negative when not even that fits)."""
+        return self.usable_bytes - self.weights.per_gpu - self.activation.peak - self.reserve.total
+
+    @property
     def headroom_bytes(self) -> int:
         return self.usable_bytes - self.total_bytes
 
@@ -165,10 +171,10 @@ def rope_cache_bytes(m: ModelSpec) -> int:
     return m.max_position_embeddings * rotary * 2
 
 
-def headroom_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> tuple[str, ...]:
-    """A warning when what vLLM allocates after the KV pool does not fit the headroom the utilization leaves."""
+def headroom_notes(gpu: GpuSpec, inputs: SizeInputs, graphs: bool) -> tuple[str, ...]:
+    """A warning when what vLLM allocates after the KV pool does not fit the headroom the utilization leaves
+    (`graphs`: whether this release budgets the graph pool for this model)."""
     engine = profile_for(inputs.vllm_version)
-    graphs = cuda_graphs_budgeted(inputs.vllm_version, model.architecture, model.moe is None and model.linear is None)
     h = headroom(gpu.memory_reported_bytes, inputs.gpu_memory_utilization, inputs.tp * inputs.pp,
                  graphs, inputs.enforce_eager, engine.runner, gpu.nvlink)
     if h.fits:
@@ -244,5 +250,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         reserve=reserve,
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
-        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(model, gpu, inputs),
+        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(gpu, inputs, graphs),
     )

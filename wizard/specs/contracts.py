@@ -313,6 +313,15 @@ class Plan(_Strict):
     sections: str
     boundary: str | None
 
+    def step(self, node: str) -> Any:
+        """The value the path recorded at a node (an answer, or a compute's facts), None when the path skipped it."""
+        return next((s.value for s in self.path if s.node == node), None)
+
+    def fit_facts(self) -> dict[str, Any]:
+        """The `fit` compute's facts as the path recorded them (empty for a plan that sized no layout)."""
+        value = self.step("fit")
+        return value if isinstance(value, dict) else {}
+
 
 SCHEMAS: dict[str, type] = {"plan": Plan, "size": Size}
 
