@@ -221,3 +221,43 @@ def test_a_file_with_a_failed_start_and_a_retry_is_read_from_the_retry(tmp_path)
     path.write_text(log_text)
     out = run_main("check-log", str(path), "--gpu", "h100-sxm-80gb", "--json").json()
     assert any("holds 2 start-ups" in n for n in out["notes"])
+
+
+def test_the_scheduler_lines_and_the_sampler_line_are_engine_arguments():
+    """V1 prints the model length and the token budget on lines of their own, and says which top-k/top-p sampler
+    it took: these decide the profile as much as the non-default args do."""
+    text = ("(APIServer pid=5710) INFO 08-20 18:03:47 [__init__.py:1750] Using max model len 131072\n"
+            "(APIServer pid=5710) INFO 08-20 18:03:48 [scheduler.py:222] Chunked prefill is enabled with "
+            "max_num_batched_tokens=8192.\n"
+            "(EngineCore_0 pid=5839) WARNING 08-20 18:04:01 [topk_topp_sampler.py:61] FlashInfer is not available. "
+            "Falling back to the PyTorch-native implementation of top-p & top-k sampling. For the best performance, "
+            "please install FlashInfer.\n"
+            "(EngineCore_0 pid=5839) WARNING 08-20 18:04:08 [marlin_utils_fp4.py:196] Your GPU does not have native "
+            "support for FP4 computation but FP4 quantization is being used. Weight-only FP4 compression will be used "
+            "leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.\n")
+    log = parse_log(text)
+    assert (log.max_model_len, log.max_num_batched_tokens, log.sampler, log.fp4_kernel) == (131072, 8192, "native", "Marlin")
+    assert parse_log("INFO 08-20 18:04:01 [topk_topp_sampler.py:50] Using FlashInfer for top-p & top-k sampling.\n"
+                     ).sampler == "flashinfer"
+
+
+def test_the_sampler_of_a_release_decides_the_warm_up_and_check_log_says_what_flashinfer_frees(tmp_path):
+    """0.10.1's `pip install vllm` has no FlashInfer (an extra until 0.11.1): the profile sorts 1,024 × 201,088
+    logits in PyTorch at 39 B each (vllm-engines.json); FlashInfer's sampler holds 10 B. check-log on the 0.10.1
+    gpt-oss log assumes the PyTorch one (and says so), and names installing FlashInfer as a change with its figure."""
+    rows, vocab = 1024, 201_088
+    r = run_main("size", "openai/gpt-oss-120b", "--gpu", "h100-sxm-80gb", "--vllm-version", "0.10.1", "--json")
+    f = run_main("size", "openai/gpt-oss-120b", "--gpu", "h100-sxm-80gb", "--vllm-version", "0.10.1",
+                 "--sampler", "flashinfer", "--json")
+    native, quick = r.json()["per_gpu_bytes"]["activations"], f.json()["per_gpu_bytes"]["activations"]
+    assert (native, quick) == (rows * vocab * 39, rows * vocab * 10)
+    log = tmp_path / "run.log"
+    log.write_text((DATA / "v1e_23278_h100_gptoss120b_head.log").read_text(encoding="utf-8")
+                   + (DATA / "v1e_23278_h100_gptoss120b.log").read_text(encoding="utf-8"), encoding="utf-8")
+    out = run_main("check-log", str(log), "--gpu", "h100-sxm-80gb", "--json").json()
+    assert out["flags"]["max_model_len"] == 131072 and out["flags"]["max_num_batched_tokens"] == 8192
+    assert any("sampler not in the log" in n and "PyTorch" in n for n in out["notes"])
+    freed = (native - quick) / GIB
+    assert any(a.startswith("installing FlashInfer") and f"{freed:.2f} GiB" in a for a in out["advice"])
+    told = run_main("check-log", str(log), "--gpu", "h100-sxm-80gb", "--sampler", "flashinfer", "--json").json()
+    assert told["predicted"]["activation_peak_gib"] < out["predicted"]["activation_peak_gib"]

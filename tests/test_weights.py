@@ -255,3 +255,37 @@ def test_official_qwen2_5_7b_awq_is_the_checkpoint_to_the_byte():
 
     w = weight_bytes(load_catalog_model(find_entry("Qwen/Qwen2.5-7B-Instruct-AWQ")), "auto")
     assert w.per_gpu == 4 * int32 + 2 * fp16 == 5_570_747_392
+
+
+# ------------------------------------------------------------ MXFP4 experts padded for Marlin (vLLM 0.10.x)
+def test_marlin_pads_gpt_oss_experts_to_its_tiles_by_hand():
+    """vLLM 0.10.1 on H100 runs gpt-oss's MXFP4 experts through Marlin, allocated with the intermediate size per
+    TP partition rounded up to 128 and the hidden size to 256 (quantization/mxfp4.py @ v0.10.1): 2880 -> 2944
+    and 2880 -> 3072. By hand, per expert: gate and up (2944 x 3072) and down (3072 x 2944) against 2880 x 2880."""
+    from wizard.sizing.weights import expert_padding_bytes
+
+    m = spec("openai__gpt-oss-120b")
+    per_expert = 3 * (mxfp4(2944, 3072) - mxfp4(2880, 2880))
+    assert per_expert == 3 * 398_208
+    assert expert_padding_bytes(m, "auto", 1, 1, (128, 256)) == (36 * 128 * per_expert,)
+    # TP 2: 1440 per partition -> 1536, so each GPU holds half of 2 x 1536 rows, the hidden size still 3072
+    tp2 = 3 * (mxfp4(2 * 1536, 3072) - mxfp4(2880, 2880)) // 2
+    assert expert_padding_bytes(m, "auto", 2, 1, (128, 256)) == (36 * 128 * tp2,)
+
+
+def test_the_logged_marlin_weights_are_the_checkpoint_plus_its_padding():
+    """The 0.10.1 log of gpt-oss-120b on H100 (vllm-project/vllm#23278) says 'Model loading took 65.9651 GiB';
+    the checkpoint alone is 60.8 GiB. With the padding (and the RoPE cache) the sizing is within 0.2 %, and a
+    release or card that does not pad (0.11.1 on; B200 in 0.10.1) adds nothing."""
+    from wizard.sizing.fit import SizeInputs, size
+    from wizard.sources.catalog import find_gpu
+
+    m = spec("openai__gpt-oss-120b")
+    h100, b200 = find_gpu("h100-sxm-80gb"), find_gpu("b200-180gb")
+    at = SizeInputs(context_tokens=8192, vllm_version="0.10.1")
+    logged = 65.9651 * 2**30
+    r = size(m, h100, at)
+    assert r.weights.padding == 36 * 128 * 3 * 398_208
+    assert abs(r.weights.per_gpu - logged) / logged < 0.002
+    assert size(m, h100, at._replace(vllm_version="0.11.1")).weights.padding == 0
+    assert size(m, b200, at).weights.padding == 0

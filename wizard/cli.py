@@ -78,7 +78,7 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action=VersionAction, help="print the version and the vLLM release targeted")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
 
-    size = sub.add_parser("size", help="memory fit of one model on one GPU layout (DOMAIN §2)")
+    size = sub.add_parser("size", help="memory fit of one model on one GPU layout (guide §2)")
     size.add_argument("model", help="Hub repo id, catalog id (see `models`) or local folder with config.json")
     size.add_argument("--gpu", default=DEFAULT_GPU, help=f"catalog GPU id (see `gpus`; default {DEFAULT_GPU})")
     size.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel size (GPUs per stage)")
@@ -102,17 +102,20 @@ def build_parser() -> Parser:
     size.add_argument("--prompt-tokens", type=positive_int, default=None,
                       help="typical prompt tokens: with --output-tokens, adds TTFT, TPOT and tokens/s (roofline, §5)")
     size.add_argument("--output-tokens", type=positive_int, default=None, help="typical output tokens")
+    size.add_argument("--sampler", choices=("auto", "flashinfer", "native"), default="auto",
+                      help="the top-k/top-p sampler vLLM warms up at start-up: auto = what `pip install vllm==VERSION` "
+                           "brings (FlashInfer's from 0.11.1; PyTorch's, which sorts the vocabulary, before)")
     size.add_argument("--enforce-eager", action="store_true",
-                      help="no CUDA graphs: vLLM then budgets no graph pool (DOMAIN §2 reserve)")
-    size.add_argument("--json", action="store_true", help="print one JSON object (DESIGN.md 'JSON output')")
+                      help="no CUDA graphs: vLLM then budgets no graph pool (guide §2, the reserve)")
+    size.add_argument("--json", action="store_true", help="print one JSON object (fields: docs/json-output.md)")
     size.add_argument("--check", action="store_true",
                       help="for scripts: exit 1 when it does not fit (0 when it does), after printing as usual")
 
     plan = sub.add_parser("plan", help="walk the decision tree non-interactively from an answers file")
-    plan.add_argument("--answers", required=True, metavar="FILE", help="answers YAML (DESIGN.md 'The answers file')")
+    plan.add_argument("--answers", required=True, metavar="FILE", help="answers YAML (keys: docs/answers-file.md)")
     plan.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one answer (repeatable)")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON object")
-    plan.add_argument("--out", metavar="DIR", default=None, help="write the starter repo into DIR (DESIGN.md 'The starter repo')")
+    plan.add_argument("--out", metavar="DIR", default=None, help="write the starter repo into DIR")
     plan.add_argument("--force", action="store_true", help="replace DIR even if it is not empty")
 
     tree = sub.add_parser("tree", help="the decision tree: lint, show, paths, schema")
@@ -157,6 +160,9 @@ def build_parser() -> Parser:
                              ("--max-num-batched-tokens", positive_int, "max_num_batched_tokens")):
         check.add_argument(flag, type=kind, default=None,
                            help=f"the run's {what}, when the log does not show it (a log that does wins, and says so)")
+    check.add_argument("--sampler", choices=("flashinfer", "native"), default=None,
+                       help="the run's top-k/top-p sampler, when the log does not say (default: what `pip install "
+                            "vllm==VERSION` brings)")
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
     bench = sub.add_parser("check-bench", help="a vllm bench serve result against the plan's predictions and targets",
@@ -252,6 +258,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         max_num_seqs=args.max_num_seqs or seqs,
         enforce_eager=args.enforce_eager,
         vllm_version=version,
+        sampler=args.sampler,
     )
     given = {name for name in ("gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs")
              if getattr(args, name) is not None}
@@ -425,7 +432,7 @@ def cmd_check_log(args: argparse.Namespace) -> int:
     from wizard.session.check_log import check_json, check_log
 
     run = {k: getattr(args, k) for k in ("tp", "pp", "max_model_len", "gpu_memory_utilization", "max_num_seqs",
-                                         "max_num_batched_tokens") if getattr(args, k) is not None}
+                                         "max_num_batched_tokens", "sampler") if getattr(args, k) is not None}
     result = check_log(Path(args.file), model=args.model, gpu=args.gpu, vllm_version=args.vllm_version,
                        concurrency=args.concurrency, run=run)
     if args.json:

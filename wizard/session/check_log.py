@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for, resolve_sampler
 from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sources.vllm_log import StartupLog, parse_log
 from wizard.specs import GpuSpec, ModelSpec
@@ -22,6 +22,8 @@ from wizard.specs import GpuSpec, ModelSpec
 GIB = 2**30
 MAX_LOG_BYTES = 64 * 2**20
 TOLERANCE = 0.03  # the verdict's bound on the headline figure
+SAMPLER_NAMES = {"flashinfer": "FlashInfer's top-k/top-p sampler",
+                 "native": "PyTorch's top-k/top-p sampler (it sorts the vocabulary)"}
 SAME_CARD = 0.02  # a logged total within 2 % of the catalog card's reported memory is that card
 
 # Why a figure can differ, by item (what to look at first).
@@ -146,7 +148,7 @@ def _inputs(log: StartupLog, model: ModelSpec, gpu: GpuSpec, version: str) -> Si
         tp=log.tp or 1, pp=log.pp or 1, context_tokens=context, concurrency=1, kv_cache_dtype=kv,
         gpu_memory_utilization=log.gpu_memory_utilization or engine.gpu_memory_utilization,
         max_num_batched_tokens=log.max_num_batched_tokens or tokens, max_num_seqs=log.max_num_seqs or seqs,
-        enforce_eager=bool(log.enforce_eager), vllm_version=version,
+        enforce_eager=bool(log.enforce_eager), vllm_version=version, sampler=log.sampler or "auto",
     )
 
 
@@ -204,7 +206,8 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
     spec, model_from = _model(log, model, said)
     card, gpu_from = _card(log, gpu, said)
     flags = {k: getattr(log, k) for k in ("tp", "pp", "max_model_len", "gpu_memory_utilization", "max_num_seqs",
-                                          "max_num_batched_tokens", "quantization", "kv_cache_dtype", "enforce_eager")}
+                                          "max_num_batched_tokens", "quantization", "kv_cache_dtype", "enforce_eager",
+                                          "sampler")}
     check = LogCheck(path=str(path), log=log, vllm_version=version, version_from=version_from,
                      model=spec.id if spec else (model or log.model), model_from=model_from,
                      gpu=card.id if card else None, gpu_from=gpu_from, flags=flags, said=said)
@@ -220,6 +223,10 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
                         ("gpu_memory_utilization", log.gpu_memory_utilization)):
         if value is None:
             said.append(f"{name} not in the log: vLLM {version}'s default {getattr(inputs, name)} assumed")
+    if log.sampler is None:
+        kind = resolve_sampler(version)
+        said.append(f"sampler not in the log: {SAMPLER_NAMES[kind]} assumed, what `pip install vllm=={version}` runs "
+                    "(give --sampler flashinfer or native)")
     try:
         result = size(spec, card, inputs)
     except InputError as e:  # the run as logged is not one this model and card can be sized for
@@ -281,6 +288,13 @@ def advice(spec: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, r: SizeResult, log
         if freed > 0.01 * GIB:
             out.append(f"--max-num-seqs {target} frees {freed / GIB:.2f} GiB of the sampler warm-up "
                        f"({pinned.max_concurrency:.1f} sequences at {ctx:,} tokens)")
+    if resolve_sampler(inputs.vllm_version, inputs.sampler) == "native":
+        quick = size(spec, gpu, inputs._replace(sampler="flashinfer"))
+        freed = r.activation.peak - quick.activation.peak
+        if freed > 0.01 * GIB:
+            out.append(f"installing FlashInfer (pip install 'vllm[flashinfer]=={inputs.vllm_version}') frees "
+                       f"{freed / GIB:.2f} GiB of the sampler warm-up: its sampler does not sort the vocabulary "
+                       f"({quick.max_concurrency:.1f} sequences at {ctx:,} tokens)")
     try:
         wider = size(spec, gpu, inputs._replace(tp=inputs.tp * 2))
         out.append(f"--tensor-parallel-size {inputs.tp * 2} holds {wider.max_concurrency:.1f} sequences at {ctx:,} tokens "

@@ -95,12 +95,14 @@ def encoder_bytes_per_item(v: VisionEncoderSpec, tp: int) -> int:
 
 
 def activation_peak(m: ModelSpec, tp: int, max_num_batched_tokens: int, max_num_seqs: int,
-                    engine: EngineProfile, max_model_len: int = 0) -> ActivationPeak:
+                    engine: EngineProfile, max_model_len: int = 0, sampler_kind: str = "flashinfer") -> ActivationPeak:
     """Peak activation bytes per GPU of vLLM's profile run for these scheduler limits, as `engine`'s generation
-    profiles it (the sampler's rows and bytes per logit: data/vllm-engines.json)."""
+    profiles it (the sampler's rows and bytes per logit: data/vllm-engines.json) with this top-k/top-p sampler
+    ("flashinfer" or "native")."""
     forward = max_num_batched_tokens * forward_bytes_per_token(m, tp)
     rows = engine.sampler_sequences(max_num_seqs, max_num_batched_tokens)
-    sampler = rows * m.vocab_size * engine.sampler_bytes_per_logit
+    per_logit = engine.sampler_bytes(sampler_kind)
+    sampler = rows * m.vocab_size * per_logit
     encoder = items = outputs = 0
     v = m.vision_encoder
     if v is not None and engine.encoder_profile:  # V1 profiles the image encoder before the text pass
@@ -108,5 +110,5 @@ def activation_peak(m: ModelSpec, tp: int, max_num_batched_tokens: int, max_num_
         encoder = items * encoder_bytes_per_item(v, tp)
         outputs = items * v.tokens_per_item * m.hidden_size * ACT_BYTES
     return ActivationPeak(forward=forward, sampler=sampler, tokens=max_num_batched_tokens, sequences=rows,
-                          bytes_per_logit=engine.sampler_bytes_per_logit, encoder=encoder, encoder_items=items,
+                          bytes_per_logit=per_logit, encoder=encoder, encoder_items=items,
                           encoder_outputs=outputs)

@@ -51,6 +51,8 @@ class EngineProfile:
     sampler_rows: str  # "max_num_seqs" | "min_seqs_tokens"
     sampler_bytes_per_logit: int
     sampler_basis: str  # "log" (measured on this generation) | "code" (derived from its source)
+    # Without FlashInfer the sampler sorts the vocabulary in PyTorch: bytes per logit then (None: one figure)
+    sampler_native_bytes_per_logit: int | None
     cuda_graphs_budgeted: bool
     non_torch_single_gib: float
     non_torch_nvlink_gib: float
@@ -66,6 +68,12 @@ class EngineProfile:
         tier = next(t for t in self.tiers if gib >= t.min_gib and not any(x in gpu.id for x in t.exclude))
         tokens = max(max_model_len, tier.tokens) if self.no_chunked_prefill else tier.tokens
         return tokens, tier.seqs
+
+    def sampler_bytes(self, sampler: str) -> int:
+        """Bytes per logit of the profile's sampler pass: "flashinfer" or "native" (PyTorch top-k/top-p)."""
+        if sampler == "native" and self.sampler_native_bytes_per_logit is not None:
+            return self.sampler_native_bytes_per_logit
+        return self.sampler_bytes_per_logit
 
     def sampler_sequences(self, max_num_seqs: int, max_num_batched_tokens: int) -> int:
         """Rows of the profile's sampler pass."""
@@ -113,7 +121,9 @@ def profiles() -> tuple[EngineProfile, ...]:
                                   exclude=tuple(t.get("exclude", ()))) for t in batch["tiers"]),
             no_chunked_prefill=bool(batch.get("no_chunked_prefill", False)),
             sampler_rows=p["sampler"]["rows"], sampler_bytes_per_logit=int(p["sampler"]["bytes_per_logit"]),
-            sampler_basis=p["sampler"]["basis"], cuda_graphs_budgeted=bool(p["cuda_graphs_budgeted"]),
+            sampler_basis=p["sampler"]["basis"],
+            sampler_native_bytes_per_logit=p["sampler"].get("native_bytes_per_logit"),
+            cuda_graphs_budgeted=bool(p["cuda_graphs_budgeted"]),
             non_torch_single_gib=p["non_torch_gib"]["single"], non_torch_nvlink_gib=p["non_torch_gib"]["nvlink"],
             non_torch_pcie_gib=p["non_torch_gib"]["pcie"], sliding_in_flight=int(p["sliding_in_flight"]),
             kv_tokens_reported=p["kv_tokens_reported"], encoder_profile=bool(p["encoder_profile"]),
@@ -167,3 +177,26 @@ def cuda_graphs_budgeted(version: str, architecture: str, dense: bool) -> bool:
                                             (entry.get("dense") and dense)):
             return False
     return True
+
+
+SAMPLERS = ("auto", "flashinfer", "native")
+
+
+def resolve_sampler(version: str, sampler: str = "auto") -> str:
+    """The top-k/top-p sampler a release runs: FlashInfer's when `pip install vllm==version` brings FlashInfer
+    (a requirement from 0.11.1, an extra before: data/vllm-engines.json flashinfer_dependency), else PyTorch's."""
+    if sampler != "auto":
+        return sampler
+    return "flashinfer" if release(version) >= _tuple(_data()["flashinfer_dependency"]["from"]) else "native"
+
+
+def mxfp4_moe_padding(version: str, gpu: GpuSpec) -> tuple[int, int] | None:
+    """(intermediate, hidden) multiples the MXFP4 MoE experts are allocated at on this release and card, when its
+    kernel pads them (Marlin: data/vllm-engines.json mxfp4_moe_padding); None where nothing is padded."""
+    if gpu.compute_capability is None:
+        return None
+    r = release(version)
+    for rule in _data()["mxfp4_moe_padding"]:
+        if _tuple(rule["from"]) <= r < _tuple(rule["until"]) and gpu.compute_capability not in rule["except_compute"]:
+            return int(rule["intermediate_multiple"]), int(rule["hidden_multiple"])
+    return None

@@ -12,14 +12,21 @@ from typing import NamedTuple
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
 from wizard.sizing.engine import BLOCK_SIZE, GIB, unserved_reason
-from wizard.sizing.engines import DEFAULT_VLLM_VERSION, cuda_graphs_budgeted, profile_for
+from wizard.sizing.engines import (
+    DEFAULT_VLLM_VERSION,
+    SAMPLERS,
+    cuda_graphs_budgeted,
+    mxfp4_moe_padding,
+    profile_for,
+    resolve_sampler,
+)
 from wizard.sizing.headroom import headroom
 from wizard.sizing.kv_cache import KvShape, kv_stages
 from wizard.sizing.layout import check_layout
 from wizard.sizing.params import ParamCount, count_params
 from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS, WeightFormat, precision_problem, weight_format
 from wizard.sizing.reserve import Reserve, framework_reserve
-from wizard.sizing.weights import WeightBytes, weight_bytes
+from wizard.sizing.weights import WeightBytes, expert_padding_bytes, weight_bytes
 from wizard.specs import GpuSpec, ModelSpec
 
 
@@ -38,6 +45,9 @@ class SizeInputs(NamedTuple):
     enforce_eager: bool = False  # no CUDA graphs, so no graph pool in the budget
     # The vLLM release that runs: its generation's budget rules and defaults (engines.py, data/vllm-engines.json).
     vllm_version: str = DEFAULT_VLLM_VERSION
+    # The top-k/top-p sampler the profile warms up: "auto" = what `pip install vllm==vllm_version` brings
+    # (FlashInfer from 0.11.1), "flashinfer", or "native" (PyTorch's, which sorts the vocabulary).
+    sampler: str = "auto"
     # The planner's typical sequence: KV held on average by one sequence (prompt + half the output), in tokens.
     # None: every sequence holds the whole context (the `size` command, and the guide's conservative bound).
     # Given: one sequence at the full context (room for a P99-length request) and the rest at this length.
@@ -104,6 +114,8 @@ def validate_inputs(i: SizeInputs) -> None:
         if value < 1:
             raise InputError(name, value, "expected an integer >= 1")
     profile_for(i.vllm_version)  # an unknown release is refused by name
+    if i.sampler not in SAMPLERS:
+        raise InputError("sampler", i.sampler, "accepted: " + ", ".join(SAMPLERS))
     for name in ("max_num_batched_tokens", "max_num_seqs", "sequence_tokens"):
         value = getattr(i, name)
         if value is not None and value < 1:
@@ -144,7 +156,7 @@ def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFo
         notes.append(f"the catalog has no dense FLOPS figure for {gpu.id}: compute-bound estimates assume 100 TFLOPS")
     if inputs.gpu_memory_utilization >= 0.95:
         notes.append(f"gpu_memory_utilization {inputs.gpu_memory_utilization} leaves almost no headroom: "
-                     "'computing at 100 % — a sure OOM' (DOMAIN §2)")
+                     "'computing at 100 % — a sure OOM' (guide §2)")
     return tuple(notes)
 
 
@@ -205,10 +217,18 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     rope = rope_cache_bytes(model)
     weights = weights._replace(per_stage=tuple(s + rope for s in weights.per_stage), per_gpu=weights.per_gpu + rope,
                                buffers=rope)
+    # MXFP4 experts some releases allocate padded to their kernel's tiles (engines.mxfp4_moe_padding): zeros the
+    # checkpoint does not hold, counted in "Model loading took" and read at every step.
+    multiples = mxfp4_moe_padding(inputs.vllm_version, gpu) if fmt.name == "mxfp4" else None
+    if multiples is not None:
+        pad = expert_padding_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp, multiples)
+        per_stage = tuple(s + p for s, p in zip(weights.per_stage, pad))
+        weights = weights._replace(per_stage=per_stage, per_gpu=max(per_stage), padding=max(pad))
     engine = profile_for(inputs.vllm_version)
     batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens)[0]
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
-    act = activation_peak(model, inputs.tp, batched, seqs, engine, inputs.context_tokens)
+    act = activation_peak(model, inputs.tp, batched, seqs, engine, inputs.context_tokens,
+                          resolve_sampler(inputs.vllm_version, inputs.sampler))
     graphs = cuda_graphs_budgeted(inputs.vllm_version, model.architecture, model.moe is None and model.linear is None)
     reserve = framework_reserve(inputs.tp, inputs.pp, engine, gpu.nvlink, cuda_graphs=graphs and not inputs.enforce_eager)
     usable = int(gpu.memory_reported_bytes * inputs.gpu_memory_utilization)

@@ -28,6 +28,7 @@ class WeightBytes(NamedTuple):
     exact: bool  # scaled to the byte count of the safetensors headers
     per_stage: tuple[int, ...]  # per GPU of each PP stage
     buffers: int = 0  # per GPU, in per_gpu and per_stage: built at load, not read from the checkpoint (RoPE cache)
+    padding: int = 0  # per GPU, in per_gpu and per_stage: zeros a kernel's layout adds to the experts at load
 
 
 def tensor_bytes(t: Tensor, fmt: WeightFormat, m: ModelSpec) -> int:
@@ -94,3 +95,29 @@ def weight_bytes(m: ModelSpec, precision: str, tp: int = 1, pp: int = 1) -> Weig
         exact = True
     rounded = tuple(int(round(s)) for s in per_stage)
     return WeightBytes(total=whole, per_gpu=max(rounded), format=fmt, exact=exact, per_stage=rounded)
+
+
+def _round_up(x: int, multiple: int) -> int:
+    return -(-x // multiple) * multiple
+
+
+@lru_cache(maxsize=64)
+def expert_padding_bytes(m: ModelSpec, precision: str, tp: int, pp: int, multiples: tuple[int, int]) -> tuple[int, ...]:
+    """Bytes per GPU of each PP stage that padding the routed experts adds: the kernel allocates each expert with
+    its intermediate size per TP partition rounded up to `multiples[0]` and the hidden size to `multiples[1]`
+    (vLLM's Marlin MXFP4 layout, engines.mxfp4_moe_padding). Their bf16 biases are left out (< 0.1 % of them)."""
+    moe = m.moe
+    if moe is None:
+        return (0,) * pp
+    fmt = weight_format(m, precision)
+    w, h = moe.expert_intermediate_size, m.hidden_size
+    w_pad, h_pad = _round_up(w // tp, multiples[0]) * tp, _round_up(h, multiples[1])
+    stage_of = [s for s, (lo, hi) in enumerate(stage_layers(m.num_layers, pp)) for _ in range(lo, hi)]
+    per_stage = [0] * pp
+    for t in inventory(m):
+        if t.role != LINEAR_W or ".mlp.experts." not in t.name or t.layer is None:
+            continue
+        rows, cols = (h_pad, w_pad) if t.rows == h and t.cols == w else (w_pad, h_pad)
+        extra = tensor_bytes(t._replace(rows=rows, cols=cols), fmt, m) - tensor_bytes(t, fmt, m)
+        per_stage[stage_of[t.layer]] += extra // tp
+    return tuple(per_stage)

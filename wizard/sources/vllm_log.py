@@ -39,6 +39,12 @@ PATTERNS: list[tuple[str, re.Pattern[str], Any]] = [
     ("tp", re.compile(r"tensor_parallel_size=(\d+)"), int),
     ("pp", re.compile(r"pipeline_parallel_size=(\d+)"), int),
     ("max_model_len", re.compile(r"max_seq_len=(\d+)"), int),
+    ("max_model_len", re.compile(r"Using max model len (\d+)"), int),
+    ("max_num_batched_tokens", re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)"), int),
+    ("sampler", re.compile(r"Using (FlashInfer) for top-p & top-k sampling"), lambda s: "flashinfer"),
+    ("sampler", re.compile(r"Falling back to the (PyTorch)-native implementation of top-p & top-k sampling"),
+     lambda s: "native"),
+    ("fp4_kernel", re.compile(r"Weight-only FP4 compression will be used leveraging the (Marlin) kernel"), str),
     ("quantization", re.compile(r"quantization=([\w-]+)"), str),
     ("kv_cache_dtype", re.compile(r"kv_cache_dtype=([\w-]+)"), str),
     ("enforce_eager", re.compile(r"enforce_eager=(True|False)"), lambda s: s == "True"),
@@ -105,6 +111,8 @@ class StartupLog:
     quantization: str | None = None
     kv_cache_dtype: str | None = None
     enforce_eager: bool | None = None
+    sampler: str | None = None  # "flashinfer" | "native": the top-k/top-p sampler the engine said it uses
+    fp4_kernel: str | None = None  # "Marlin" when FP4 weights run weight-only through Marlin
     total_gib: float | None = None
     weights_gib: float | None = None
     consumed_gib: float | None = None

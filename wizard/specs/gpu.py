@@ -26,3 +26,4 @@ class GpuSpec(NamedTuple):
     sources: tuple[str, ...]
     notes: tuple[str, ...] = ()
     memory_type: str = "HBM"  # HBM (datacenter stacks) or GDDR6/GDDR6X/GDDR7 (consumer and L-class cards)
+    compute_capability: str | None = None  # CUDA compute capability ("9.0"); None for AMD and Gaudi cards
