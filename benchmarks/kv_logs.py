@@ -49,9 +49,9 @@ def main() -> int:
             continue
         o = dict(spec["options"])
         version = str(o.pop("vllm_version"))
-        c = check_log(DATA / row["file"], model=o.pop("model"), gpu=o.pop("gpu"), vllm_version=version, run=o)
+        c = check_log(DATA / row["file"], model=o.pop("model"), gpu=o.pop("gpu", None), vllm_version=version, run=o)
         head = next((i for i in c.items if i.name == "kv_tokens"), None) or next(
-            (i for i in c.items if i.name == "available_kv_gib"), None)
+            (i for i in c.items if i.name in ("available_kv_gib", "kv_tokens_at_logged_memory")), None)
         if head is None:
             print(f"{row['id']:48} {version:>9} {profile_for(c.vllm_version).id:>10} {c.verdict}")
             continue
@@ -61,8 +61,9 @@ def main() -> int:
         else:
             counted += 1
             within += abs(head.difference) <= 0.03
-        print(f"{row['id']:48} {c.vllm_version:>9} {profile_for(c.vllm_version).id:>10} {head.name:>16} "
-              f"{head.predicted:>10,} {head.logged:>10,} {head.difference:>+8.1%}" + ("  (fit)" if fit else ""))
+        print(f"{row['id']:48} {c.vllm_version:>9} {profile_for(c.vllm_version).id:>10} {head.name.replace('kv_tokens_at_logged_memory', 'kv_tokens@logged'):>16} "
+              f"{head.predicted:>10,} {head.logged:>10,} {head.difference:>+8.1%}" + ("  (fit)" if fit else "")
+              + ("  (KV bytes per token only: no card)" if spec.get("per_token_only") else ""))
     print(f"{within}/{counted} held-out predictable rows within 3 % (+ {fitted} row a constant was measured on); "
           f"{len(index) - counted - fitted} rows not predictable from their data")
     return 0

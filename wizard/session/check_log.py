@@ -15,7 +15,9 @@ from typing import Any
 
 from wizard.errors import InputError
 from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for, resolve_sampler
+from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.fit import SizeInputs, SizeResult, size
+from wizard.sizing.kv_cache import kv_stages
 from wizard.sources.vllm_log import StartupLog, parse_log
 from wizard.specs import GpuSpec, ModelSpec
 
@@ -152,6 +154,28 @@ def _inputs(log: StartupLog, model: ModelSpec, gpu: GpuSpec, version: str) -> Si
     )
 
 
+def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str) -> Item | None:
+    """"GPU KV cache size" from the logged available KV memory and the model's KV bytes per token: a check of the
+    per-token arithmetic alone (layers, KV heads, head_dim, dtype, window), which needs no card. None when the log
+    states no positive available memory and capacity. The logged GiB has 2 decimals: ±0.005 GiB of rounding."""
+    if not log.available_kv_gib or log.available_kv_gib <= 0 or not log.kv_tokens:
+        return None
+    engine = profile_for(version)
+    context = log.max_model_len or log.concurrency_tokens or min(model.max_position_embeddings, 8192)
+    batched = log.max_num_batched_tokens or engine.tiers[-1].tokens  # a sliding layer's in-flight share
+    kv = "fp8" if (log.kv_cache_dtype or "auto").startswith("fp8") else "auto"
+    try:
+        stages = kv_stages(model, kv, log.tp or 1, log.pp or 1, batched * engine.in_flight_batches(log.pp or 1) or None)
+    except (InputError, ZeroDivisionError):
+        return None
+    per_token = max(st.bytes_per_token(context) for st in stages)
+    if not per_token:
+        return None
+    tokens = int(log.available_kv_gib * GIB) // per_token // BLOCK_SIZE * BLOCK_SIZE
+    return Item("kv_tokens_at_logged_memory", log.kv_tokens, tokens, (tokens - log.kv_tokens) / log.kv_tokens,
+                CAUSES["kv_tokens"])
+
+
 def predicted_figures(r: SizeResult) -> dict[str, Any]:
     """The sizing's figures under the log's names (GiB to 2 decimals as vLLM prints, tokens)."""
     pool = r.kv_pool_bytes
@@ -215,6 +239,14 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
         if card is None:
             said.append("no card: give --gpu (the log states no total memory to match)")
         check.verdict = "no prediction: " + "; ".join(s for s in said if s.startswith(("no ", "cannot")))
+        per_token = _tokens_at_logged_memory(log, spec, version) if spec is not None else None
+        if per_token is not None:  # the capacity the logged memory holds: KV bytes per token, whatever the card
+            check.items.append(per_token)
+            check.matches = abs(per_token.difference) <= TOLERANCE
+            check.verdict = (f"KV bytes per token {'match' if check.matches else 'do not match'}: "
+                             f"{per_token.predicted:,} tokens fit the logged {log.available_kv_gib} GiB, "
+                             f"{per_token.logged:,} logged ({per_token.difference:+.1%}); the budget itself is not "
+                             "predicted (no card: give --gpu)")
         return check
     if log.total_gib:  # the budget's base is the total the run saw
         card = card._replace(memory_reported_bytes=int(log.total_gib * GIB))
@@ -244,6 +276,9 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
             # a failed or nearly failed start: the error is the budget's parts against the budget itself
             base = result.usable_bytes / GIB
         check.items.append(Item(name, got, want, (want - got) / base, cause))
+    per_token = _tokens_at_logged_memory(log, spec, version)
+    if per_token is not None:  # separates the per-token arithmetic from the budget
+        check.items.append(per_token)
     headline = next((i for i in check.items if i.name == "kv_tokens"), None) or next(
         (i for i in check.items if i.name in ("available_kv_gib", "kv_needed_gib")), None)
     if headline is None:
