@@ -47,7 +47,7 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
         f"layout TP {i.tp} × PP {i.pp} = {r.gpus} GPU(s)"
     )
 
-    t = Table(title="Memory per GPU (DOMAIN §2)", title_justify="left", show_lines=False)
+    t = Table(title="Memory per GPU (guide §2)", title_justify="left", show_lines=False)
     t.add_column("part")
     t.add_column("bytes", justify="right")
     t.add_column("GiB", justify="right")
@@ -57,6 +57,8 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
     weights_how = f"{w.total:,} B at {fmt}" + (" — exact, safetensors" if w.exact else "")
     if w.buffers:
         weights_how += f"; + {w.buffers:,} B RoPE cos/sin cache per GPU (built at load)"
+    if w.padding:
+        weights_how += f"; + {w.padding:,} B of zeros the Marlin FP4 kernel pads the experts to (vLLM {r.inputs.vllm_version})"
     if i.tp * i.pp > 1:
         weights_how += f"; ÷ TP {i.tp}, heaviest of {i.pp} PP stage(s)"
     t.add_row("weights", f"{w.per_gpu:,}", gib(w.per_gpu), weights_how)

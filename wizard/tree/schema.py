@@ -130,7 +130,7 @@ RULE_FIELDS = ("type", "optional", "choices", "choices_from", "minimum", "maximu
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Question(_Strict):
-    """Asks for one answers-file key (`var`). `section` names the DOMAIN.md rule the help quotes."""
+    """Asks for one answers-file key (`var`). `section` names the guide section (§N of docs/guide) the help quotes."""
 
     kind: Literal["question"]
     var: str
@@ -196,7 +196,7 @@ class Compute(_Strict):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExposureMap(_Strict):
-    """Exposure looked up from an answer (DOMAIN §6: exposure follows operations capability)."""
+    """Exposure looked up from an answer (guide §6: exposure follows operations capability)."""
 
     var: str
     map: dict[str, ExposureName]
@@ -213,7 +213,7 @@ class Recommendation(_Strict):
     summary: str  # Jinja2 text over answers and facts
     section: str
     generate: list[Literal["launch", "multinode", "batch", "k8s", "client"]] = field(default_factory=list)
-    boundary: str = ""  # the DOMAIN §12 boundary case this leaf serves, if any
+    boundary: str = ""  # the guide §12 boundary case this leaf serves, if any
 
 
 Node = Annotated[Union[Question, Compute, Recommendation], _Tagged("kind")]
@@ -221,7 +221,7 @@ Node = Annotated[Union[Question, Compute, Recommendation], _Tagged("kind")]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WarningRule(_Strict):
-    """A warning attached to the plan when `when` holds over answers and facts (DOMAIN §10 misconceptions)."""
+    """A warning attached to the plan when `when` holds over answers and facts (guide §10 misconceptions)."""
 
     id: str
     when: Condition

@@ -23,11 +23,26 @@ from wizard.tui.screens import ConfirmScreen, HelpScreen, QuestionScreen, Summar
 from wizard.tui.side_panel import SidePanel
 
 
+def guide_note(cited: str) -> str:
+    """The guide sections a question cites, by title and file, to read the rule in full (F1)."""
+    from wizard.errors import InputError
+    from wizard.guide import cited as numbers, section
+
+    lines = []
+    for n in numbers(cited):
+        try:
+            s = section(n)
+        except InputError:
+            continue
+        lines.append(f"  guide {s.heading} — docs/guide/{s.path.name}")
+    return "\n\nIn the guide:\n" + "\n".join(lines) if lines else ""
+
+
 class WizardApp(App):
     """llm-deploy-wizard: choose how to serve an LLM, with the numbers beside every question."""
 
     TITLE = "llm-deploy-wizard"
-    SUB_TITLE = "how to serve an LLM (DOMAIN.md)"
+    SUB_TITLE = "how to serve an LLM (§ = sections of the guide)"
     CSS_PATH = "app.tcss"
     BINDINGS = [
         Binding("escape", "go_back", "Back", id="back"),
@@ -133,7 +148,7 @@ class WizardApp(App):
     def action_help(self) -> None:
         q = self.session.question
         if q is not None:
-            self.push_screen(HelpScreen(f"{q.prompt}  ({q.section})", q.help))
+            self.push_screen(HelpScreen(f"{q.prompt}  ({q.section})", q.help + guide_note(q.section)))
 
     def action_doctor(self) -> None:
         """§11 troubleshooting; with a finished walk its plan answers the checks it can."""

@@ -1,4 +1,4 @@
-"""Caller-side starter for Qwen/Qwen3-32B through a managed, OpenAI-compatible API (DOMAIN §6: you own retries,
+"""Caller-side starter for Qwen/Qwen3-32B through a managed, OpenAI-compatible API (guide §6: you own retries,
 timeouts, budget and degradation; the vendor owns model, cards and scaling). Standard library only.
 
     LLM_API_KEY=... python client/client.py "your prompt"

@@ -1,4 +1,4 @@
-"""Offline batch of meta-llama/Llama-3.1-70B-Instruct with vLLM 0.33.0's offline API: no server, no probes (DOMAIN §12).
+"""Offline batch of meta-llama/Llama-3.1-70B-Instruct with vLLM 0.33.0's offline API: no server, no probes (guide §12).
 
 Usage: python serve/batch.py INPUT.jsonl OUTPUT.jsonl [--shard I --shards N] [--chunk-size R] [--max-tokens T]
 

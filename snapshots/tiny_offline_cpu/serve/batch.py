@@ -1,4 +1,4 @@
-"""Offline batch of Qwen/Qwen3-0.6B with vLLM 0.33.0's offline API: no server, no probes (DOMAIN §12).
+"""Offline batch of Qwen/Qwen3-0.6B with vLLM 0.33.0's offline API: no server, no probes (guide §12).
 
 Usage: python serve/batch.py INPUT.jsonl OUTPUT.jsonl [--shard I --shards N] [--chunk-size R] [--max-tokens T]
 
@@ -17,7 +17,8 @@ skipped (a line cut off by the interruption is dropped and redone).
 Copies: the plan runs one copy. To split the job over N copies (more machines), start copy I of N with
 `--shard I --shards N`: it takes the rows whose line index (0-based) % N == I
 and writes OUTPUT.I-of-N.jsonl beside OUTPUT; concatenate the parts at the end.
-Runs on CPU: install vLLM's CPU build (see the vLLM docs, "CPU installation"); a very small model needs no GPU (§12).
+Runs on CPU: install vLLM's CPU build (see the vLLM docs, "CPU installation"); a very small model needs no GPU
+(guide §12).
 Engine limits: those the plan sized (RATIONALE.md), passed to LLM(...) below; the LLM class has other defaults
 than `vllm serve`.
 """

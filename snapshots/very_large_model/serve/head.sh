@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Head node of one 2-node replica of meta-llama/Llama-3.1-405B-Instruct (vLLM 0.33.0, Ray backend):
-# TP 8 inside each node, PP 2 across the nodes — never TP across nodes (DOMAIN §3, §4).
+# TP 8 inside each node, PP 2 across the nodes — never TP across nodes (guide §3, §4).
 # Start this first, then serve/worker.sh on each of the 1 other node(s) with HEAD_ADDRESS set.
-# Every node needs the same image, driver, vLLM 0.33.0, Ray, and the weights (DOMAIN §4).
+# Every node needs the same image, driver, vLLM 0.33.0, Ray, and the weights (guide §4).
 # The API key comes from the environment (VLLM_API_KEY), never from the command line.
 set -euo pipefail
 
