@@ -17,6 +17,7 @@ Usage: python benchmarks/throughput.py [--fit]
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import statistics
 import sys
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import wizard.sizing.performance as perf  # noqa: E402
 from wizard.sizing.engine import default_max_num_seqs  # noqa: E402
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for  # noqa: E402
 from wizard.sizing.fit import SizeInputs, size  # noqa: E402
 from wizard.sizing.performance import Workload, performance  # noqa: E402
 from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model  # noqa: E402
@@ -110,6 +112,17 @@ def _metric(row: dict, name: str, stat: str):
     return block.get(stat) if isinstance(block, dict) else None
 
 
+def row_version(row: dict) -> str:
+    """The row's vLLM release where the memory profiles know it (its speed entry and batch defaults follow), else
+    the pinned default (0.4.1 predates the profiles; some rows state none)."""
+    v = str(row.get("vllm_version") or "")
+    try:
+        profile_for(v)
+    except Exception:
+        return DEFAULT_VLLM_VERSION
+    return v
+
+
 def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     """[(row id, metric, predicted, measured, fit row?, gpu id)] for one benchmark row; [] when it cannot be run."""
     gpu_id = next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
@@ -124,10 +137,12 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     tp = int(row.get("tp") or 1)
     ctx = min(model.max_position_embeddings, -(-(prompt + output) // 16) * 16)
     precision = "fp8" if "fp8" in str(row.get("weights_dtype", "")).lower() else "auto"
-    seqs = default_max_num_seqs(gpu)
+    version = row_version(row)
+    seqs = profile_for(version).default_batch(gpu, ctx)[1]
     rate = row.get("request_rate")
     conc = row.get("max_concurrency")
-    base = SizeInputs(tp=tp, context_tokens=ctx, concurrency=1, max_num_seqs=seqs, weight_precision=precision)
+    base = SizeInputs(tp=tp, context_tokens=ctx, concurrency=1, max_num_seqs=seqs, weight_precision=precision,
+                      vllm_version=version)
     try:
         probe = size(model, gpu, base)
     except Exception:
@@ -140,8 +155,9 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         b = max(1.0, min(float(conc or row.get("num_prompts") or 1), float(row.get("num_prompts") or 1e9), seqs,
                          admitted))
         clients = float(conc or row.get("num_prompts") or b)
+        fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
         w = Workload(b, prompt, output, prompts=int(row.get("num_prompts") or 0) or None,
-                     clients=clients if clients > b else None)
+                     clients=clients if clients > b else None, synchronized=fixed)
     r = size(model, gpu, base._replace(concurrency=max(1, int(b or 1))))
     perf_ = performance(r, w)
     fit_row = bool(row.get("fit"))
@@ -192,6 +208,7 @@ def fit() -> None:
     best = None
     for bw in (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9):
         perf.EFF_BANDWIDTH = bw
+        _forget()
         s = score("decode")
         if best is None or s < best[0] - 1e-9:
             best = (s, bw)
@@ -201,14 +218,51 @@ def fit() -> None:
         for fl in (0.3, 0.45, 0.6, 0.75):
             for fe in (0.01, 0.03, 0.06):
                 perf.EFF_BANDWIDTH_GDDR, perf.EFF_FLOPS, perf.FRONTEND_S = gddr, fl, fe
+                _forget()
                 s = bench_score()
                 if best2 is None or s < best2[0] - 1e-9:
                     best2 = (s, gddr, fl, fe)
     assert best2 is not None
     _, perf.EFF_BANDWIDTH_GDDR, perf.EFF_FLOPS, perf.FRONTEND_S = best2
+    _forget()
     print(f"best: EFF_BANDWIDTH={perf.EFF_BANDWIDTH} (decode rows); EFF_BANDWIDTH_GDDR={perf.EFF_BANDWIDTH_GDDR} "
           f"EFF_FLOPS={perf.EFF_FLOPS} FRONTEND_S={perf.FRONTEND_S} "
           f"(bench fit rows, median |log error| {best2[0]:.3f})")
+    fit_speed_entries()
+
+
+GRIDS = {"step_overhead_s": (0.0, 0.01, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05),
+         "eff_flops": (0.45, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02),
+         "frontend_s": (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08)}
+
+
+def _forget() -> None:
+    """Drop remembered sizings and speeds: the constants just changed."""
+    perf.performance.cache_clear()
+    perf.speed_for.cache_clear()
+
+
+def fit_speed_entries() -> None:
+    """Stage three: each entry of data/vllm-speed.json, its named constants searched on its own fit rows (the ones it
+    lists; never one row), every metric, median |log error|."""
+    rows = {r["id"]: r for r in bench_rows()}
+    for entry in perf._speed_entries():
+        names = [k for k in GRIDS if k in entry]
+        chosen = [rows[i] for i in entry["fitted_on"] if i in rows]
+        assert len(chosen) >= 2, entry["id"]
+        best = None
+        for values in itertools.product(*(GRIDS[k] for k in names)):
+            entry.update(dict(zip(names, values)))
+            _forget()
+            errs = [abs(math.log(p / m)) for row in chosen for _, _, p, m, _, _ in predict_bench(row) if p > 0]
+            s = statistics.median(errs)
+            if best is None or s < best[0] - 1e-9:
+                best = (s, values)
+        assert best is not None
+        entry.update(dict(zip(names, best[1])))
+        _forget()
+        print(f"best {entry['id']}: " + ", ".join(f"{k}={v}" for k, v in zip(names, best[1]))
+              + f" (rows {', '.join(entry['fitted_on'])}; median |log error| {best[0]:.3f})")
 
 
 def print_bench() -> None:

@@ -171,3 +171,20 @@ def test_a_file_that_is_no_result_exits_2(repo, tmp_path, content):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
     assert_one_line_error(run_main("check-bench", str(bad), "--plan", str(path / "plan.json")), "RESULT")
+
+
+def test_a_result_of_identical_requests_is_predicted_as_synchronized_waves(repo, tmp_path):
+    """bench/run.sh's requests all have the plan's lengths (random dataset, range ratio 0, --ignore-eos): the result's
+    totals say so (480 × 1000 prompt and 480 × 200 output tokens), and check-bench then predicts every wave of 24
+    clients per replica as a burst — a higher mean TTFT than the same load of varied requests."""
+    plan, path = repo
+    load = {"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0, "completed": 480}
+    varied = predicted(path, tmp_path, {**load, "total_input_tokens": 480 * 1000 + 40_000,
+                                        "total_output_tokens": 480 * 200 - 9_000})
+    same = predicted(path, tmp_path, {**load, "total_input_tokens": 480 * 1000, "total_output_tokens": 480 * 200})
+    assert same["mean_ttft_ms"] > varied["mean_ttft_ms"]
+    from wizard.session.check_bench import same_lengths
+
+    assert same_lengths({"completed": 10, "total_input_tokens": 10_050, "total_output_tokens": 2_000}, 1000, 200)
+    assert not same_lengths({"completed": 10, "total_input_tokens": 12_000, "total_output_tokens": 2_000}, 1000, 200)
+    assert not same_lengths({"completed": 10}, 1000, 200)

@@ -175,6 +175,46 @@ def test_a_benchmark_burst_raises_the_mean_ttft_by_its_share(llama8b, h100):
     _close(bench.ttft_ms, (0.16 * burst + 0.84 * steady.ttft_ms / 1000) * 1000, rel=1e-6)
 
 
+def test_a_closed_loop_of_identical_requests_bursts_every_wave(llama8b, h100):
+    """bench/run.sh sends identical requests (random dataset, range ratio 0, --ignore-eos): the 16 clients finish
+    together, so every wave is the opening burst — 16 × 1000 tokens in 2 chunk steps of 8176 — and the mean TTFT is
+    the burst's, not 16/100 of it; P99 waits for the whole burst."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    waves = performance(r, Workload(16, 1000, 200, prompts=100, synchronized=True))
+    full = step_of(r, 16, 8176, 1100)[0]
+    _close(waves.ttft_ms, (perf.FRONTEND_S + (2 + 1) / 2 * full) * 1000, rel=1e-6)
+    assert waves.ttft_p99_ms >= (perf.FRONTEND_S + 2 * full) * 1000 - 1e-6
+    assert waves.ttft_ms > performance(r, Workload(16, 1000, 200, prompts=100)).ttft_ms
+
+
+def test_a_release_or_family_runs_at_its_own_speed_constants():
+    """data/vllm-speed.json: DeepSeek-V3/R1 on the 0.7 V0 engine pays a fixed per-step cost and a slow prefill;
+    0.11.0's front end is slower; 0.33 (no benchmark in the data) and other models run at the module defaults."""
+    from wizard.sizing.performance import speed_for
+
+    ds = speed_for("0.7.4.dev181+gf35f8e22", "DeepseekV3ForCausalLM")
+    assert ds.profile == "deepseek-mla-v0" and ds.step_overhead_s > 0 and ds.eff_flops < perf.EFF_FLOPS
+    assert speed_for("0.7.3", "LlamaForCausalLM").profile == "default"
+    assert speed_for("0.11.0", "Qwen3ForCausalLM").frontend_s > perf.FRONTEND_S
+    default = speed_for("0.33.0", "DeepseekV3ForCausalLM")
+    assert default == perf.Speed(perf.STEP_OVERHEAD_S, perf.FRONTEND_S, perf.EFF_FLOPS, "default")
+
+
+def test_the_step_overhead_of_a_speed_entry_adds_to_every_step(h100):
+    """The same DeepSeek-R1 TP 8 sizing on 0.7.3 and on 0.33: one decode step differs by the entry's step overhead
+    plus the prefill efficiency's share (none in a pure decode step below the ridge point)."""
+    from wizard.sizing.performance import _stage, speed_for
+
+    m = model("deepseek-ai/DeepSeek-R1")
+    h200 = find_gpu("h200-sxm-141gb")
+    old = size(m, h200, SizeInputs(tp=8, context_tokens=4096, vllm_version="0.7.3"))
+    new = size(m, h200, SizeInputs(tp=8, context_tokens=4096))
+    a, b = _stage(old, 4, 0, 2000), _stage(new, 4, 0, 2000)
+    if max(a[1], a[2]) == a[1] and max(b[1], b[2]) == b[1]:  # memory-bound in both: only the overhead differs
+        _close(a[0] - b[0], speed_for("0.7.3", m.architecture).step_overhead_s - perf.STEP_OVERHEAD_S, rel=1e-6)
+    assert a[0] > b[0]
+
+
 def test_open_loop_sequences_come_from_littles_law(llama8b, h100):
     r = size(llama8b, h100, SizeInputs(concurrency=16))
     p = performance(r, Workload(1, 1000, 200, rate=4.0))

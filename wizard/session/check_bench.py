@@ -81,6 +81,15 @@ def read_result(path: Path) -> dict[str, Any]:
     return data
 
 
+def same_lengths(data: dict[str, Any], prompt: int, output: int) -> bool:
+    """Every request had the plan's lengths (within 1 %): bench/run.sh's random dataset at range ratio 0 with
+    --ignore-eos. A closed loop of such requests moves in synchronized waves (performance.Workload.synchronized)."""
+    done, ins, outs = data.get("completed"), data.get("total_input_tokens"), data.get("total_output_tokens")
+    if not (isinstance(done, int) and isinstance(ins, int) and isinstance(outs, int) and min(done, ins, outs) > 0):
+        return False
+    return abs(ins - done * prompt) <= 0.01 * done * prompt and abs(outs - done * output) <= 0.01 * done * output
+
+
 def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tuple[dict[str, float | None], str]:
     """The plan's figures at the load the benchmark ran — its clients (or rate) spread over the replicas, its
     prompt count (the closed loop's opening burst) — from the sizing core; the plan's own figures (at its batch per
@@ -115,7 +124,8 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
         else:
             clients = float(conc) / replicas if isinstance(conc, int) else float(i.max_num_seqs)
             b = max(1, min(int(round(clients)), i.max_num_seqs))
-            w = Workload(b, prompt, output, prompts=per_prompts, clients=clients if clients > b else None)
+            w = Workload(b, prompt, output, prompts=per_prompts, clients=clients if clients > b else None,
+                         synchronized=same_lengths(data, prompt, output))
         r = size(spec, gpu, inputs._replace(concurrency=b))
         q = performance(r, w)
     except (InputError, OSError, ValueError):

@@ -19,16 +19,21 @@ those are longer, so
     TTFT mean = front end + half the running step + the prompt's chunks + queueing for the chunk budget (M/D/1);
     TTFT P99 = front end + a whole running step + the chunks + the M/D/1 99th-percentile wait.
 A benchmark's closed loop starts with all B requests at once: that burst waits for B prompts' chunks in turn and
-weighs B / prompts in its mean TTFT (Workload.prompts; the planner's steady state has none).
+weighs B / prompts in its mean TTFT (Workload.prompts; the planner's steady state has none). When every request has
+the same lengths (Workload.synchronized: vllm bench serve's random dataset, range ratio 0, --ignore-eos) the B
+requests also finish together, and every wave is such a burst.
 
 Efficiencies are fitted by `python benchmarks/throughput.py --fit` on the rows marked fit: true of
 tests/data/throughput-bench.yaml and tests/data/throughput-dev.yaml, and reported on the rest.
 """
 
+import json
 import math
 from functools import lru_cache
+from pathlib import Path
 from typing import NamedTuple
 
+from wizard.sizing.engines import release
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.precision import WeightFormat
 from wizard.sizing.tensors import LINEAR_W, inventory
@@ -37,14 +42,45 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
-EFF_BANDWIDTH_GDDR = 0.9  # achieved / peak GDDR bandwidth in decode: the fit rows of throughput-bench.yaml (3090, 4090)
+EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
 EFF_FLOPS = 0.45  # achieved / peak dense FLOPS in prefill-carrying steps: the fit rows of throughput-bench.yaml
-FRONTEND_S = 0.03  # API server per request (tokenisation, detokenisation, HTTP): the same fit rows
+FRONTEND_S = 0.01  # API server per request (tokenisation, detokenisation, HTTP), before 0.11: the same fit rows
+# Releases and model families that run otherwise (a slower front end from 0.11, DeepSeek MLA on V0): data/vllm-speed.json
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
 MAX_UTILIZATION = 0.98  # the prefill budget's utilization is capped here: beyond it the queue grows without bound
+
+
+SPEED_FILE = Path(__file__).parent / "data" / "vllm-speed.json"
+
+
+class Speed(NamedTuple):
+    """The constants one sizing runs at: the defaults above, or a release's (data/vllm-speed.json)."""
+
+    step_overhead_s: float
+    frontend_s: float
+    eff_flops: float
+    profile: str  # the entry's id, or "default"
+
+
+@lru_cache(maxsize=1)
+def _speed_entries() -> tuple[dict, ...]:
+    return tuple(json.loads(SPEED_FILE.read_text(encoding="utf-8"))["entries"])
+
+
+@lru_cache(maxsize=64)
+def speed_for(version: str, architecture: str) -> Speed:
+    """The speed constants of this vLLM release for this architecture: the first entry of data/vllm-speed.json
+    whose release range (and architectures, when it names some) holds it, else the module's defaults."""
+    r = release(version)
+    for e in _speed_entries():
+        start, until = (tuple(int(x) for x in e[k].split(".")) for k in ("from", "until"))
+        if start <= r < until and (not e.get("architectures") or architecture in e["architectures"]):
+            return Speed(e.get("step_overhead_s", STEP_OVERHEAD_S), e.get("frontend_s", FRONTEND_S),
+                         e.get("eff_flops", EFF_FLOPS), e["id"])
+    return Speed(STEP_OVERHEAD_S, FRONTEND_S, EFF_FLOPS, "default")
 
 
 class Workload(NamedTuple):
@@ -59,6 +95,10 @@ class Workload(NamedTuple):
     rate: float | None = None
     prompts: int | None = None
     clients: float | None = None  # closed loop: requests kept in flight by the clients, when above `concurrency`
+    # Closed loop of identical requests (a random dataset at range ratio 0 with --ignore-eos, as the starter repo's
+    # bench/run.sh sends): they finish together, so every wave of `concurrency` prompts arrives at once, not only
+    # the first — each wave waits for its prompts' chunks in turn.
+    synchronized: bool = False
 
 
 class Performance(NamedTuple):
@@ -134,7 +174,7 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     attn = attention_flops_per_token(m, avg_context) / (i.tp * i.pp)
     prefill_attn = attention_flops_per_token(m, avg_context / 2) / (i.tp * i.pp)  # causal: half on average
     flops = (2 * active + attn) * decodes + (2 * active + prefill_attn) * prefill
-    compute = flops / (flops_per_gpu(g, r.weights.format) * EFF_FLOPS)
+    compute = flops / (flops_per_gpu(g, r.weights.format) * speed_for(i.vllm_version, m.architecture).eff_flops)
     comm = 0.0
     if i.tp > 1:
         link = g.interconnect_bytes_s or 32e9
@@ -174,7 +214,7 @@ def bandwidth_efficiency(g: GpuSpec) -> float:
 def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) -> tuple[float, float, float, float]:
     """(step s, memory s, compute s, communication s) of one PP stage: memory and compute overlap."""
     mem, comp, comm = step_time(r, decodes, prefill, avg_context)
-    return max(mem, comp) + comm + STEP_OVERHEAD_S, mem, comp, comm
+    return max(mem, comp) + comm + speed_for(r.inputs.vllm_version, r.model.architecture).step_overhead_s, mem, comp, comm
 
 
 @lru_cache(maxsize=8192)
@@ -228,6 +268,8 @@ class _Load(NamedTuple):
 def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
     """The load model of the module docstring for `b` sequences in flight (one replica)."""
     i = r.inputs
+    speed = speed_for(i.vllm_version, r.model.architecture)
+    overhead, frontend = speed.step_overhead_s, speed.frontend_s
     chunk = max(1.0, budget - b)  # prompt tokens a step can carry beside the decodes
     micro = b / i.pp  # PP keeps pp micro-batches in flight
     hand_off = (i.pp - 1) * micro * r.model.hidden_size * 2 / NETWORK_BYTES_S if i.pp > 1 else 0.0
@@ -241,13 +283,13 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     def step(prefill: float) -> float:  # a whole step (all PP stages) with `prefill` prompt tokens beside the decodes
         x = prefill / chunk
         m, c, k = mem + (mem1 - mem) * x, comp + (comp1 - comp) * x, comm + (comm1 - comm) * x
-        return (max(m, c) + k + STEP_OVERHEAD_S) * i.pp + hand_off
+        return (max(m, c) + k + overhead) * i.pp + hand_off
 
     s_dec = step(0.0)
     alone = min(chunk, float(prompt))  # one prompt's chunk
     # TTFT of one prompt alone: its chunks pass the stages one after another (PP does not cut it)
     service = -(-prompt // int(chunk)) * step(alone)
-    request = FRONTEND_S + service + out * s_dec
+    request = frontend + service + out * s_dec
     # The prefill ceiling: with every step carrying a full chunk, prompts are read at chunk / step tokens per second;
     # arrivals beyond it cannot be served, whatever the queue (a closed loop then waits, an open loop is overloaded).
     lam_max = MAX_UTILIZATION * chunk / step(chunk) / max(1, prompt)
@@ -261,7 +303,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         s_new = s_dec + f * (s_mix - s_dec)
         u = min(MAX_UTILIZATION, f * s_mix / s_new)  # share of time in prefill steps: the prefill server's load
         wait = u * service / (2 * (1 - u))  # M/D/1
-        ttft = FRONTEND_S + s_new / 2 + service + wait
+        ttft = frontend + s_new / 2 + service + wait
         request = ttft + out * s_new
         # damped: a closed loop's arrivals and its queue settle together (an undamped step can jump between them)
         lam_new = min(lam_max, w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request)
@@ -272,7 +314,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     b_out = lam * request if w.rate is not None else b
     tpot99 = min(s_mix, s_avg + Z99 * math.sqrt(f * (1 - f) / out) * (s_mix - s_dec)) if out > 1 else s_avg
     wait99 = md1_wait_p99(u, service)
-    ttft99 = FRONTEND_S + s_mix + service + max(wait99, wait)
+    ttft99 = frontend + s_mix + service + max(wait99, wait)
     if w.rate is None and lam >= lam_max * (1 - 1e-9) and b / lam > request:
         # prefill-bound closed loop: the b clients share lam_max requests/s, so each request takes b / lam_max; the
         # difference over the steps' own time is waiting for the chunk budget, before the first token
@@ -283,15 +325,15 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         # slot — Little's law on the waiting room: (clients − b) / (b / request time)
         admit = (w.clients - b) / b * request
         ttft, ttft99 = ttft + admit, ttft99 + admit
-    if w.prompts and w.rate is None and w.prompts > 0:
+    if w.rate is None and (w.synchronized or (w.prompts and w.prompts > 0)):
         # a closed-loop benchmark begins with all b requests at once: their prompts take the chunk budget in turn
         burst_steps = -(-int(b * prompt) // int(chunk))
         full = step(min(chunk, b * prompt))
-        burst = FRONTEND_S + (burst_steps + 1) / 2 * full
-        share = min(1.0, b / w.prompts)
+        burst = frontend + (burst_steps + 1) / 2 * full
+        share = 1.0 if w.synchronized or not w.prompts else min(1.0, b / w.prompts)
         ttft = share * burst + (1 - share) * ttft
         if share >= 0.01:
-            ttft99 = max(ttft99, FRONTEND_S + burst_steps * full)
+            ttft99 = max(ttft99, frontend + burst_steps * full)
     saturated = f >= 1 or lam >= lam_max * (1 - 1e-9)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_avg, tpot99=max(tpot99, s_avg), f=f, mix_tokens=tokens,
                  mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated)
