@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -136,13 +137,20 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     prompt, output = int(row["input_len"]), max(1, int(row["output_len"]))
     tp = int(row.get("tp") or 1)
     ctx = min(model.max_position_embeddings, -(-(prompt + output) // 16) * 16)
+    # The server's max_model_len (its command, else the model's maximum): V0 without chunked prefill batches
+    # whole prompts up to it per step, so it sets how a burst of prompts is prefilled.
+    m = re.search(r"--max-model-len[ =](\d+)", str(row.get("serve_cmd") or ""))
+    served = int(m.group(1)) if m else model.max_position_embeddings
     precision = "fp8" if "fp8" in str(row.get("weights_dtype", "")).lower() else "auto"
     version = row_version(row)
     seqs = profile_for(version).default_batch(gpu, ctx)[1]
     rate = row.get("request_rate")
     conc = row.get("max_concurrency")
+    batch_tokens = None
+    if profile_for(version).no_chunked_prefill:
+        batch_tokens = profile_for(version).default_batch(gpu, served)[0]
     base = SizeInputs(tp=tp, context_tokens=ctx, concurrency=1, max_num_seqs=seqs, weight_precision=precision,
-                      vllm_version=version)
+                      vllm_version=version, max_num_batched_tokens=batch_tokens)
     try:
         probe = size(model, gpu, base)
     except Exception:
@@ -193,9 +201,21 @@ def score(rows: str) -> float:
     return statistics.median(errs) + 0.25 * max(errs)
 
 
+def speed_profile(row: dict) -> str:
+    """The data/vllm-speed.json entry a row runs at ("default": the module's constants)."""
+    gpu_id = next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
+    entry = find_entry(MODEL_STAND_INS.get(row.get("model"), row.get("model")))
+    if entry is None or gpu_id is None:
+        return "default"
+    model = load_catalog_model(entry)
+    return perf.speed_for(row_version(row), model.architecture, find_gpu(gpu_id).vendor).profile
+
+
 def bench_score() -> float:
-    """Median |log error| over the fit rows of throughput-bench.yaml, every metric."""
-    errs = [abs(math.log(p / m)) for _, _, p, m, fit_row, _ in all_bench() if fit_row and p > 0]
+    """Median |log error| over the fit rows of throughput-bench.yaml that run at the default constants (rows of a
+    speed entry fit that entry instead), every metric."""
+    errs = [abs(math.log(p / m)) for row in bench_rows() if row.get("fit") and speed_profile(row) == "default"
+            for _, _, p, m, _, _ in predict_bench(row) if p > 0]
     return statistics.median(errs) if errs else math.inf
 
 
@@ -203,8 +223,7 @@ def fit() -> None:
     """Two stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound
     rows of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per
     step); then the GDDR efficiency, FLOPS efficiency and the front end on the rows of throughput-bench.yaml marked
-    fit: true. (A per-layer step overhead fitted there came out 0.4 ms — DeepSeek-R1's TP 8 rows, 16 of 40, are
-    slow for reasons the roofline has no term for — and tripled the dense 8B decode of tp-023: left out.)"""
+    fit: true that no speed entry covers; then each entry of data/vllm-speed.json on its own rows."""
     best = None
     for bw in (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9):
         perf.EFF_BANDWIDTH = bw

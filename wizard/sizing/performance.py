@@ -71,13 +71,15 @@ def _speed_entries() -> tuple[dict, ...]:
 
 
 @lru_cache(maxsize=64)
-def speed_for(version: str, architecture: str) -> Speed:
-    """The speed constants of this vLLM release for this architecture: the first entry of data/vllm-speed.json
-    whose release range (and architectures, when it names some) holds it, else the module's defaults."""
+def speed_for(version: str, architecture: str, vendor: str = "nvidia") -> Speed:
+    """The speed constants of this vLLM release for this architecture on this vendor's cards: the first entry of
+    data/vllm-speed.json whose release range (and architectures and vendors, where it names some) holds it, else
+    the module's defaults."""
     r = release(version)
     for e in _speed_entries():
         start, until = (tuple(int(x) for x in e[k].split(".")) for k in ("from", "until"))
-        if start <= r < until and (not e.get("architectures") or architecture in e["architectures"]):
+        if start <= r < until and (not e.get("architectures") or architecture in e["architectures"]) and (
+                not e.get("vendors") or vendor in e["vendors"]):
             return Speed(e.get("step_overhead_s", STEP_OVERHEAD_S), e.get("frontend_s", FRONTEND_S),
                          e.get("eff_flops", EFF_FLOPS), e["id"])
     return Speed(STEP_OVERHEAD_S, FRONTEND_S, EFF_FLOPS, "default")
@@ -174,7 +176,7 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     attn = attention_flops_per_token(m, avg_context) / (i.tp * i.pp)
     prefill_attn = attention_flops_per_token(m, avg_context / 2) / (i.tp * i.pp)  # causal: half on average
     flops = (2 * active + attn) * decodes + (2 * active + prefill_attn) * prefill
-    compute = flops / (flops_per_gpu(g, r.weights.format) * speed_for(i.vllm_version, m.architecture).eff_flops)
+    compute = flops / (flops_per_gpu(g, r.weights.format) * speed_for(i.vllm_version, m.architecture, g.vendor).eff_flops)
     comm = 0.0
     if i.tp > 1:
         link = g.interconnect_bytes_s or 32e9
@@ -214,7 +216,7 @@ def bandwidth_efficiency(g: GpuSpec) -> float:
 def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) -> tuple[float, float, float, float]:
     """(step s, memory s, compute s, communication s) of one PP stage: memory and compute overlap."""
     mem, comp, comm = step_time(r, decodes, prefill, avg_context)
-    return max(mem, comp) + comm + speed_for(r.inputs.vllm_version, r.model.architecture).step_overhead_s, mem, comp, comm
+    return max(mem, comp) + comm + speed_for(r.inputs.vllm_version, r.model.architecture, r.gpu.vendor).step_overhead_s, mem, comp, comm
 
 
 @lru_cache(maxsize=8192)
@@ -268,7 +270,7 @@ class _Load(NamedTuple):
 def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
     """The load model of the module docstring for `b` sequences in flight (one replica)."""
     i = r.inputs
-    speed = speed_for(i.vllm_version, r.model.architecture)
+    speed = speed_for(i.vllm_version, r.model.architecture, r.gpu.vendor)
     overhead, frontend = speed.step_overhead_s, speed.frontend_s
     chunk = max(1.0, budget - b)  # prompt tokens a step can carry beside the decodes
     micro = b / i.pp  # PP keeps pp micro-batches in flight
