@@ -19,6 +19,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from wizard.artifacts.context import autoscaled, build_context, on_cluster, self_built_gateway
 from wizard.artifacts.plan_sections import plan_sections
+from wizard.errors import InputError
 from wizard.specs.contracts import Plan, to_json
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"  # inside the wheel (force-included)
@@ -116,9 +117,23 @@ def files_for(plan: Plan, answers: dict[str, Any] | None = None) -> list[tuple[s
     return out
 
 
+# Plans a repo would not start for: vLLM would load something other than what was sized. Their warning (the tree's)
+# names the ways out; the writer refuses with it rather than write a repo that runs out of memory.
+UNSERVABLE_WARNINGS = {"needs_quantized_checkpoint": "weight_precision"}
+
+
+def refuse_unservable(plan: Plan, answers: dict[str, Any]) -> None:
+    """InputError (one line, nothing written) when the plan is sized for weights vLLM would not load as sized."""
+    for w in plan.warnings or ():
+        field = UNSERVABLE_WARNINGS.get(w.id)
+        if field is not None:
+            raise InputError(field, answers.get(field), "no starter repo for it: " + w.message)
+
+
 def render_repo(plan: Plan, answers: dict[str, Any]) -> dict[str, str]:
     """Every file of the starter repo: path → text. answers.yaml and plan.json replay and record the plan;
     RATIONALE.md writes the plan's sections (plan_sections), the same figures `plan` prints."""
+    refuse_unservable(plan, answers)
     ctx = build_context(plan, answers)
     ctx["sections"] = plan_sections(plan, answers)
     pairs = files_for(plan, answers)

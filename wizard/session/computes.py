@@ -16,7 +16,7 @@ from wizard.session.answer_rules import rules
 from wizard.sizing.engine import unserved_reason
 from wizard.sizing.engines import DEFAULT_VLLM_VERSION
 from wizard.sizing.cpu_performance import CPU_EFF_BANDWIDTH, CPU_MAX_PREFILL_LOAD, cpu_performance
-from wizard.sizing.fit import SizeInputs, SizeResult, size
+from wizard.sizing.fit import SizeInputs, SizeResult, check_card_precision, size
 from wizard.sizing.layout import check_layout
 from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
@@ -28,7 +28,8 @@ from wizard.sizing.policy import (
 from wizard.sizing.replicas import Targets, peak_sequences
 from wizard.sizing.params import count_params
 from wizard.sizing.precision import precision_problem, weight_format
-from wizard.sources.catalog import find_entry, find_gpu, gpu_catalog
+from wizard.sizing.weights import weight_bytes
+from wizard.sources.catalog import find_entry, find_gpu, gpu_catalog, quantized_siblings
 from wizard.sources.prices import estimate_managed_price, gpu_prices, managed_price
 from wizard.sources.resolve import resolve_model
 from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
@@ -53,6 +54,7 @@ class Fit(NamedTuple):
     chosen: Candidate  # the layout, its batch limit, replicas and Cost
     cold_start: ColdStart
     fp8_option: Candidate | None  # a cheaper plan at fp8 weights, reported beside the chosen one
+    checkpoint_bytes: int = 0  # what is downloaded and read from disk: the checkpoint's own weights, not the deployed
 
 
 class Search(NamedTuple):
@@ -155,9 +157,12 @@ def precision_facts(env: dict[str, Any], ctx: Context) -> Computed:
     """§2 "computing FP16 after quantizing": the asked precision against the checkpoint's own format."""
     checkpoint = env["checkpoint_format"]
     asked = env.get("weight_precision", "auto")
+    needs = asked in ("int4", "int8") and checkpoint != asked
+    siblings = quantized_siblings(str(env.get("model") or ""), asked) if needs else ()
     return Computed({
         "sixteen_bit_on_quantized": asked in ("bf16", "fp16") and checkpoint != "bf16",
-        "needs_quantized_checkpoint": asked in ("int4", "int8") and checkpoint != asked,
+        "needs_quantized_checkpoint": needs,
+        "quantized_checkpoints": (", ".join(siblings) or f"none at {asked} in the bundled catalog") if needs else "",
     })
 
 
@@ -221,6 +226,8 @@ def plan_search(env: dict[str, Any], ctx: Context, gpus_filter=None, floor_seque
         gpu_memory_utilization=float(env.get("gpu_memory_utilization", 0.9)),
         vllm_version=ctx.extras.get("vllm_version") or DEFAULT_VLLM_VERSION,
     )
+    if env.get("gpu", "auto") != "auto":  # a card that cannot run these weights is said so, not "does not fit"
+        check_card_precision(find_gpu(env["gpu"]), weight_format(spec, precision))
     if base.context_tokens > spec.max_position_embeddings:
         raise InputError("context_tokens", base.context_tokens,
                          f"{spec.id} allows at most {spec.max_position_embeddings:,} tokens (max_position_embeddings)")
@@ -309,7 +316,9 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
     gpu = chosen.gpu
     singles = [c for c in everything if c.form == SINGLE]
     probe = size(spec, gpu, base._replace(concurrency=1))
-    starts = cold_start(chosen.limit.result.weights.total, chosen.nodes_per_copy,
+    # the download and the disk read are the checkpoint's bytes (fp8 of a bf16 checkpoint downloads the bf16 files)
+    checkpoint_bytes = weight_bytes(spec, "auto").total
+    starts = cold_start(checkpoint_bytes, chosen.nodes_per_copy,
                         chosen.limit.performance.ttft_ms / 1000, a=ctx.cold_start_assumptions())
     ramp = RAMP_SECONDS.get(load.pattern, 0.0) if online else 0.0
     # §2: a peak given within AVERAGE_MARGIN of the average is an average given as the peak; the pattern's typical
@@ -373,7 +382,7 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "ramp_s": ramp,
         "cold_start_exceeds_ramp": ramp > 0 and starts.total_s > ramp,
     }
-    return Computed(facts, Fit(chosen, starts, fp8))
+    return Computed(facts, Fit(chosen, starts, fp8, checkpoint_bytes))
 
 
 def _cpu_facts(spec: ModelSpec, probe: SizeResult, load: Load) -> dict[str, Any]:

@@ -197,6 +197,7 @@ def build_plan(session: Session) -> c.Plan:
         plan.gpus_total = chosen.gpus_total
         plan.concurrency_per_replica = max(chosen.limit.batch, 1)
         plan.memory = size_json(chosen.limit.result)
+        plan.checkpoint_bytes = fit.checkpoint_bytes
         plan.performance = performance_of(chosen)
         plan.cost = cost_of(chosen.cost)
         plan.cold_start = c.ColdStart(stages=[c.Stage(name=s.name, seconds=round(s.seconds, 1), basis=s.basis)

@@ -135,6 +135,24 @@ def check_engine_limits(model: ModelSpec, inputs: SizeInputs) -> None:
         raise InputError("weight_precision", inputs.weight_precision, problem)
 
 
+# vLLM's FP8 weights need compute capability 8.9 (FP8 tensor cores) or 8.0 (Ampere: weight-only FP8 through the
+# Marlin kernel); Turing (T4, 7.5) and Volta run none (vLLM's quantization hardware table: "fp8 (W8A8)" and
+# "Marlin (GPTQ/AWQ/FP8)" from SM 8.0).
+FP8_MIN_COMPUTE = (8, 0)
+
+
+def check_card_precision(gpu: GpuSpec, fmt: WeightFormat) -> None:
+    """InputError for weights the card cannot run: FP8 below compute capability 8.0."""
+    cc = gpu.compute_capability
+    if fmt.name == "fp8" and cc is not None and tuple(int(x) for x in cc.split(".")) < FP8_MIN_COMPUTE:
+        why = (f"{gpu.id} (compute capability {cc}) runs no FP8 weights in vLLM (8.0 or newer: weight-only Marlin on "
+               "Ampere, FP8 tensor cores from 8.9)")
+        if fmt.from_checkpoint:  # the checkpoint itself is FP8: only another card or another checkpoint serves it
+            raise InputError("gpu", gpu.id, why + ": the checkpoint is FP8 — choose a card of 8.0 or newer, or a "
+                             "16-bit or int4/int8 checkpoint of the model")
+        raise InputError("weight_precision", "fp8", why + ": use bf16/fp16 weights, an int4/int8 checkpoint, or another card")
+
+
 def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFormat) -> tuple[str, ...]:
     """Caveats a reviewer needs beside the numbers (each names its rule)."""
     notes = list(model.notes)
@@ -208,6 +226,7 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     validate_inputs(inputs)
     check_engine_limits(model, inputs)
     fmt = weight_format(model, inputs.weight_precision)
+    check_card_precision(gpu, fmt)
     aligned = fmt.from_checkpoint and fmt.name in ("int4", "int8", "fp8")
     check_layout(model, inputs.tp, inputs.pp, fmt.name, fmt.group_size if aligned else None, fmt.block if aligned else None)
     params = count_params(model)

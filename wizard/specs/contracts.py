@@ -291,6 +291,7 @@ class Plan(_Strict):
     summary: str
     model: str
     checkpoint_format: str | None = None
+    checkpoint_bytes: int | None = None  # the checkpoint's weights as downloaded (not the deployed precision)
     gpu: str | None
     tp: int
     pp: int

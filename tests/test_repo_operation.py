@@ -1,0 +1,70 @@
+"""Starter repos that would not start on the card they were sized for are refused, not written (the failures an
+engineer would hit on the first deploy): int4/int8 asked of a 16-bit checkpoint, FP8 on a card that runs none, and a
+model volume sized at the deployed precision instead of the bytes downloaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from cli_run import assert_one_line_error, run_main
+
+ONLINE = {"peak_concurrency": 8, "ttft_p99_ms": 2000, "tpot_p99_ms": 100, "ops_capability": "kubernetes"}
+
+
+def answers(tmp_path: Path, **values) -> Path:
+    f = tmp_path / "answers.yaml"
+    f.write_text(yaml.safe_dump({**ONLINE, **values}))
+    return f
+
+
+def test_int4_of_a_16_bit_checkpoint_writes_no_repo_and_names_the_quantized_sibling(tmp_path):
+    """vLLM 0.33 does not quantize bf16 weights to int4 at load: the repo would serve 15 GB of bf16 weights where the
+    plan sized 5 GB, and run out of memory. The plan still shows the what-if; the writer refuses with the ways out."""
+    f = answers(tmp_path, model="Qwen/Qwen2.5-7B-Instruct", weight_precision="int4")
+    out = tmp_path / "repo"
+    r = run_main("plan", "--answers", str(f), "--out", str(out))
+    assert_one_line_error(r, "weight_precision", "int4", "Qwen/Qwen2.5-7B-Instruct-AWQ", "fp8")
+    assert not out.exists()
+    shown = run_main("plan", "--answers", str(f), "--json")
+    assert shown.code == 0 and "needs_quantized_checkpoint" in {w["id"] for w in shown.json()["warnings"]}
+    # the quantized checkpoint itself writes its repo
+    ok = run_main("plan", "--answers", str(answers(tmp_path, model="Qwen/Qwen2.5-7B-Instruct-AWQ")), "--out", str(out))
+    assert ok.code == 0, ok.err
+    assert (out / "serve" / "launch.sh").exists()
+
+
+def test_fp8_on_a_card_below_compute_capability_8_is_refused_by_name(tmp_path):
+    """T4 is compute capability 7.5: vLLM runs FP8 weights from 8.0 (weight-only Marlin) and 8.9 (tensor cores)."""
+    r = run_main("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "t4-16gb", "--weight-precision", "fp8")
+    assert_one_line_error(r, "weight_precision", "t4-16gb", "7.5")
+    r = run_main("size", "Qwen/Qwen3-32B-FP8", "--gpu", "t4-16gb")  # the checkpoint is FP8: the card is the problem
+    assert_one_line_error(r, "gpu", "t4-16gb", "checkpoint is FP8")
+    r = run_main("plan", "--answers", str(answers(tmp_path, model="Qwen/Qwen3-8B", weight_precision="fp8", gpu="t4-16gb")))
+    assert_one_line_error(r, "weight_precision", "compute capability 7.5")
+    # Ampere (8.0) runs FP8 weight-only: sized, with the note that says how
+    a100 = run_main("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "a100-sxm-80gb", "--weight-precision", "fp8", "--json")
+    assert a100.code == 0 and any("Marlin" in n for n in a100.json()["notes"])
+
+
+def test_the_model_volume_holds_the_checkpoint_downloaded_not_the_deployed_weights(tmp_path):
+    """FP8 of Llama-3.1-70B-Instruct serves 70 GB of weights but downloads the 141 GB bf16 checkpoint: the volume
+    is sized on the download (+ 20 %), and the cold start's download counts 141 GB."""
+    f = answers(tmp_path, model="meta-llama/Llama-3.1-70B-Instruct", weight_precision="fp8", gpu="h100-sxm-80gb")
+    out = tmp_path / "repo"
+    r = run_main("plan", "--answers", str(f), "--out", str(out))
+    assert r.code == 0, r.err
+    plan = (out / "plan.json").read_text()
+    import json
+
+    p = json.loads(plan)
+    checkpoint = p["checkpoint_bytes"]
+    assert 140e9 < checkpoint < 142e9  # bf16: 2 bytes × 70.6 B parameters
+    deployed = p["memory"]["per_gpu_bytes"]["weights"] * p["gpus_per_replica"]
+    assert deployed < 0.6 * checkpoint
+    pvc = yaml.safe_load((out / "k8s" / "pvc.yaml").read_text())
+    gi = int(pvc["spec"]["resources"]["requests"]["storage"].removesuffix("Gi"))
+    assert gi * 2**30 >= 1.2 * checkpoint > (gi - 1) * 2**30
+    download = next(s for s in p["cold_start"]["stages"] if s["name"] == "weight download")
+    assert f"{checkpoint / 1e9:,.1f} GB" in download["basis"]
