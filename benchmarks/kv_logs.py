@@ -63,7 +63,9 @@ def main() -> int:
             within += abs(head.difference) <= 0.03
         print(f"{row['id']:48} {c.vllm_version:>9} {profile_for(c.vllm_version).id:>10} {head.name.replace('kv_tokens_at_logged_memory', 'kv_tokens@logged'):>16} "
               f"{head.predicted:>10,} {head.logged:>10,} {head.difference:>+8.1%}" + ("  (fit)" if fit else "")
-              + ("  (KV bytes per token only: no card)" if spec.get("per_token_only") else ""))
+              + ("  (KV bytes per token only: no card)" if spec.get("per_token_only") else "")
+              + (f"  ({head.predicted - head.logged:+.2f} GiB; a start that (nearly) failed is scored against its "
+                 "budget, total × utilization)" if head.name == "available_kv_gib" and head.logged <= 2 else ""))
     print(f"{within}/{counted} held-out predictable rows within 3 % (+ {fitted} row a constant was measured on); "
           f"{len(index) - counted - fitted} rows not predictable from their data")
     return 0

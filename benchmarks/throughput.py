@@ -235,7 +235,7 @@ def fit() -> None:
     best2 = None
     for gddr in (0.6, 0.7, 0.8, 0.9):
         for fl in (0.3, 0.45, 0.6, 0.75):
-            for fe in (0.01, 0.03, 0.06):
+            for fe in (0.005, 0.01, 0.02, 0.03, 0.06):  # an HTTP round trip and tokenising take milliseconds
                 perf.EFF_BANDWIDTH_GDDR, perf.EFF_FLOPS, perf.FRONTEND_S = gddr, fl, fe
                 _forget()
                 s = bench_score()

@@ -262,3 +262,34 @@ def test_the_sampler_of_a_release_decides_the_warm_up_and_check_log_says_what_fl
     assert any(a.startswith("installing FlashInfer") and f"{freed:.2f} GiB" in a for a in out["advice"])
     told = run_main("check-log", str(log), "--gpu", "h100-sxm-80gb", "--sampler", "flashinfer", "--json").json()
     assert told["predicted"]["activation_peak_gib"] < out["predicted"]["activation_peak_gib"]
+
+
+@pytest.mark.parametrize("version, kind", [("0.10.1", "native"), ("0.11.0", "native"), ("0.12.0", "native"),
+                                           ("0.20.0", "native"), ("0.21.0", "flashinfer"), ("0.33.0", "flashinfer")])
+def test_the_default_sampler_of_each_release(version, kind):
+    """0.8-0.11.0 from pip have no FlashInfer; 0.11.1-0.20 install it but make its sampler opt-in
+    (VLLM_USE_FLASHINFER_SAMPLER=1); 0.21.0 turns it on (envs.py of each wheel, vllm-engines.json)."""
+    from wizard.sizing.engines import resolve_sampler
+
+    assert resolve_sampler(version) == kind
+    assert resolve_sampler(version, "flashinfer") == "flashinfer"
+
+
+def test_a_marlin_line_in_the_log_pads_the_experts_whatever_the_release_rule(tmp_path):
+    """From 0.11.1 the MXFP4 backend depends on the install, so no release rule pads gpt-oss's experts; a log that
+    says it ran Marlin decides: the prediction then carries the padding."""
+    base = ("(APIServer pid=1) INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.12.0\n"
+            "(APIServer pid=1) INFO 01-01 00:00:01 [utils.py:1] non-default args: {'model': 'openai/gpt-oss-120b', "
+            "'max_model_len': 32768}\n"
+            "(EngineCore_0 pid=2) INFO 01-01 00:00:09 [gpu_worker.py:1] Available KV cache memory: 5.00 GiB\n")
+    marlin = ("(EngineCore_0 pid=2) WARNING 01-01 00:00:05 [marlin_utils_fp4.py:1] Your GPU does not have native support "
+              "for FP4 computation but FP4 quantization is being used. Weight-only FP4 compression will be used leveraging "
+              "the Marlin kernel. This may degrade performance for compute-heavy workloads.\n")
+    plain, padded = tmp_path / "a.log", tmp_path / "b.log"
+    plain.write_text(base)
+    padded.write_text(base + marlin)
+    a = run_main("check-log", str(plain), "--gpu", "h100-sxm-80gb", "--json").json()
+    b = run_main("check-log", str(padded), "--gpu", "h100-sxm-80gb", "--json").json()
+    assert b["predicted"]["weights_gib"] - a["predicted"]["weights_gib"] == pytest.approx(5.13, abs=0.01)
+    advice = run_main("check-log", str(plain), "--gpu", "h100-sxm-80gb", "--concurrency", "64", "--json").json()
+    assert any(x.startswith("VLLM_USE_FLASHINFER_SAMPLER=1 frees") for x in advice["advice"]), advice["advice"]

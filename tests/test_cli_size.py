@@ -240,7 +240,11 @@ def test_a_plain_vllm_serve_profiles_the_default_max_num_seqs():
     old = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb", "--vllm-version", "0.19.1",
                   "--json").json()
     assert old["inputs"]["gpu_memory_utilization"] == 0.9 and old["inputs"]["vllm_version"] == "0.19.1"
-    assert old["per_gpu_bytes"]["activations"] == 1024 * 128_256 * 10  # one FlashInfer pass: 10 B per logit
+    # 0.19's sampler is PyTorch's unless VLLM_USE_FLASHINFER_SAMPLER=1 (opt-in from 0.11.1 to 0.20): 39 B per logit
+    assert old["per_gpu_bytes"]["activations"] == 1024 * 128_256 * 39
+    opted = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm-80gb", "--vllm-version", "0.19.1",
+                    "--sampler", "flashinfer", "--json").json()
+    assert opted["per_gpu_bytes"]["activations"] == 1024 * 128_256 * 10  # one FlashInfer pass: 10 B per logit
 
 
 def test_an_unknown_vllm_release_is_one_line():

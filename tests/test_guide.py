@@ -20,7 +20,7 @@ from wizard import guide
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted(p.stem for p in (ROOT / "tests" / "scenarios").glob("*.yaml"))
-INTERNAL = re.compile(r"DOMAIN|DESIGN\.md|shared/")
+INTERNAL = re.compile(r"DOMAIN|DESIGN\.md|shared/|find_string")
 
 
 def strings_of(data) -> list[str]:
@@ -62,7 +62,11 @@ def user_texts() -> dict[str, str]:
             out[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
         elif path.suffix == ".py":
             out[str(path.relative_to(ROOT))] = "\n".join(literals(path))
-    out["wizard/report.py"] = "\n".join(literals(ROOT / "wizard" / "report.py"))
+    for path in sorted((ROOT / "wizard").rglob("*.py")):  # help texts, notes, warnings: every string literal
+        if "tui" not in path.parts:
+            out[str(path.relative_to(ROOT))] = "\n".join(literals(path))
+    for path in sorted((ROOT / "wizard").rglob("*.json")):  # catalog notes and sources users read (`gpus ID`)
+        out[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
     return out
 
 

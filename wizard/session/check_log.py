@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for, resolve_sampler
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for, release, resolve_sampler
 from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sizing.kv_cache import kv_stages
@@ -141,29 +141,43 @@ def _model(log: StartupLog, option: str | None, said: list[str]) -> tuple[ModelS
         return None, None
 
 
+def _context(log: StartupLog, model: ModelSpec) -> int:
+    """The run's max_model_len: logged, or the one its error or concurrency line names, else the model's (≤ 8192)."""
+    return log.max_model_len or log.needed_len or log.concurrency_tokens or min(model.max_position_embeddings, 8192)
+
+
+def _kv_dtype(log: StartupLog) -> str:
+    return "fp8" if (log.kv_cache_dtype or "auto").startswith("fp8") else "auto"
+
+
 def _inputs(log: StartupLog, model: ModelSpec, gpu: GpuSpec, version: str) -> SizeInputs:
     engine = profile_for(version)
-    context = log.max_model_len or log.needed_len or log.concurrency_tokens or min(model.max_position_embeddings, 8192)
+    context = _context(log, model)
     tokens, seqs = engine.default_batch(gpu, context)
-    kv = "fp8" if (log.kv_cache_dtype or "auto").startswith("fp8") else "auto"
+    kv = _kv_dtype(log)
     return SizeInputs(
         tp=log.tp or 1, pp=log.pp or 1, context_tokens=context, concurrency=1, kv_cache_dtype=kv,
         gpu_memory_utilization=log.gpu_memory_utilization or engine.gpu_memory_utilization,
         max_num_batched_tokens=log.max_num_batched_tokens or tokens, max_num_seqs=log.max_num_seqs or seqs,
         enforce_eager=bool(log.enforce_eager), vllm_version=version, sampler=log.sampler or "auto",
+        fp4_marlin=True if log.fp4_kernel == "Marlin" else None,
     )
 
 
-def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str) -> Item | None:
+def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str,
+                             inputs: SizeInputs | None = None) -> Item | None:
     """"GPU KV cache size" from the logged available KV memory and the model's KV bytes per token: a check of the
     per-token arithmetic alone (layers, KV heads, head_dim, dtype, window), which needs no card. None when the log
     states no positive available memory and capacity. The logged GiB has 2 decimals: ±0.005 GiB of rounding."""
     if not log.available_kv_gib or log.available_kv_gib <= 0 or not log.kv_tokens:
         return None
     engine = profile_for(version)
-    context = log.max_model_len or log.concurrency_tokens or min(model.max_position_embeddings, 8192)
-    batched = log.max_num_batched_tokens or engine.tiers[-1].tokens  # a sliding layer's in-flight share
-    kv = "fp8" if (log.kv_cache_dtype or "auto").startswith("fp8") else "auto"
+    if inputs is not None:  # the run as check_log sizes it (the card's batch defaults)
+        context, batched, kv = inputs.context_tokens, inputs.max_num_batched_tokens or 0, inputs.kv_cache_dtype
+    else:  # no card: the logged limits, else the smallest tier's token budget (a sliding layer's in-flight share)
+        context = _context(log, model)
+        batched = log.max_num_batched_tokens or engine.tiers[-1].tokens
+        kv = _kv_dtype(log)
     try:
         stages = kv_stages(model, kv, log.tp or 1, log.pp or 1, batched * engine.in_flight_batches(log.pp or 1) or None)
     except (InputError, ZeroDivisionError):
@@ -255,9 +269,9 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
                         ("gpu_memory_utilization", log.gpu_memory_utilization)):
         if value is None:
             said.append(f"{name} not in the log: vLLM {version}'s default {getattr(inputs, name)} assumed")
-    if log.sampler is None:
+    if log.sampler is None and profile_for(version).sampler_native_bytes_per_logit is not None:
         kind = resolve_sampler(version)
-        said.append(f"sampler not in the log: {SAMPLER_NAMES[kind]} assumed, what `pip install vllm=={version}` runs "
+        said.append(f"sampler not in the log: {SAMPLER_NAMES[kind]} assumed, vLLM {version}'s default "
                     "(give --sampler flashinfer or native)")
     try:
         result = size(spec, card, inputs)
@@ -276,7 +290,7 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
             # a failed or nearly failed start: the error is the budget's parts against the budget itself
             base = result.usable_bytes / GIB
         check.items.append(Item(name, got, want, (want - got) / base, cause))
-    per_token = _tokens_at_logged_memory(log, spec, version)
+    per_token = _tokens_at_logged_memory(log, spec, version, inputs)
     if per_token is not None:  # separates the per-token arithmetic from the budget
         check.items.append(per_token)
     headline = next((i for i in check.items if i.name == "kv_tokens"), None) or next(
@@ -327,9 +341,11 @@ def advice(spec: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, r: SizeResult, log
         quick = size(spec, gpu, inputs._replace(sampler="flashinfer"))
         freed = r.activation.peak - quick.activation.peak
         if freed > 0.01 * GIB:
-            out.append(f"installing FlashInfer (pip install 'vllm[flashinfer]=={inputs.vllm_version}') frees "
-                       f"{freed / GIB:.2f} GiB of the sampler warm-up: its sampler does not sort the vocabulary "
-                       f"({quick.max_concurrency:.1f} sequences at {ctx:,} tokens)")
+            # before 0.11.1 pip has no FlashInfer (an extra); from it, FlashInfer is installed and its sampler opt-in
+            how = (f"installing FlashInfer (pip install 'vllm[flashinfer]=={inputs.vllm_version}')"
+                   if release(inputs.vllm_version) < (0, 11, 1) else "VLLM_USE_FLASHINFER_SAMPLER=1")
+            out.append(f"{how} frees {freed / GIB:.2f} GiB of the sampler warm-up: FlashInfer's sampler does not "
+                       f"sort the vocabulary ({quick.max_concurrency:.1f} sequences at {ctx:,} tokens)")
     try:
         wider = size(spec, gpu, inputs._replace(tp=inputs.tp * 2))
         out.append(f"--tensor-parallel-size {inputs.tp * 2} holds {wider.max_concurrency:.1f} sequences at {ctx:,} tokens "

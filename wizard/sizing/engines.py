@@ -183,16 +183,22 @@ SAMPLERS = ("auto", "flashinfer", "native")
 
 
 def resolve_sampler(version: str, sampler: str = "auto") -> str:
-    """The top-k/top-p sampler a release runs: FlashInfer's when `pip install vllm==version` brings FlashInfer
-    (a requirement from 0.11.1, an extra before: data/vllm-engines.json flashinfer_dependency), else PyTorch's."""
+    """The top-k/top-p sampler a release warms up by default: FlashInfer's from 0.21.0; PyTorch's before (0.8-0.11.0
+    from pip have no FlashInfer, 0.11.1-0.20 make its sampler opt-in): data/vllm-engines.json flashinfer_sampler."""
     if sampler != "auto":
         return sampler
-    return "flashinfer" if release(version) >= _tuple(_data()["flashinfer_dependency"]["from"]) else "native"
+    return "flashinfer" if release(version) >= _tuple(_data()["flashinfer_sampler"]["from"]) else "native"
 
 
-def mxfp4_moe_padding(version: str, gpu: GpuSpec) -> tuple[int, int] | None:
+MARLIN_FP4_MULTIPLES = (128, 256)  # Marlin's MXFP4 tiles: intermediate per partition, hidden (mxfp4.py @ v0.10.1)
+
+
+def mxfp4_moe_padding(version: str, gpu: GpuSpec, marlin: bool | None = None) -> tuple[int, int] | None:
     """(intermediate, hidden) multiples the MXFP4 MoE experts are allocated at on this release and card, when its
-    kernel pads them (Marlin: data/vllm-engines.json mxfp4_moe_padding); None where nothing is padded."""
+    kernel pads them (Marlin: data/vllm-engines.json mxfp4_moe_padding); None where nothing is padded. `marlin`:
+    what a start-up log says (True: it ran Marlin), which decides over the release's rule."""
+    if marlin is not None:
+        return MARLIN_FP4_MULTIPLES if marlin else None
     if gpu.compute_capability is None:
         return None
     r = release(version)

@@ -48,6 +48,8 @@ class SizeInputs(NamedTuple):
     # The top-k/top-p sampler the profile warms up: "auto" = what `pip install vllm==vllm_version` brings
     # (FlashInfer from 0.11.1), "flashinfer", or "native" (PyTorch's, which sorts the vocabulary).
     sampler: str = "auto"
+    # MXFP4 MoE through Marlin (its padded experts): None = the release's rule, True/False = what a start-up log says
+    fp4_marlin: bool | None = None
     # The planner's typical sequence: KV held on average by one sequence (prompt + half the output), in tokens.
     # None: every sequence holds the whole context (the `size` command, and the guide's conservative bound).
     # Given: one sequence at the full context (room for a P99-length request) and the rest at this length.
@@ -135,6 +137,25 @@ def check_engine_limits(model: ModelSpec, inputs: SizeInputs) -> None:
         raise InputError("weight_precision", inputs.weight_precision, problem)
 
 
+def padding_notes(weights: WeightBytes, inputs: SizeInputs) -> tuple[str, ...]:
+    """The zeros a kernel's layout adds to the weights, when any (engines.mxfp4_moe_padding)."""
+    if not weights.padding:
+        return ()
+    return (f"vLLM {inputs.vllm_version} runs these MXFP4 experts through Marlin, which allocates them padded "
+            f"(intermediate per GPU to 128, hidden to 256): + {weights.padding / GIB:.2f} GiB per GPU",)
+
+
+def sampler_notes(act: ActivationPeak, inputs: SizeInputs) -> tuple[str, ...]:
+    """Which top-k/top-p sampler the warm-up was sized for, where the release's profile tells them apart."""
+    engine = profile_for(inputs.vllm_version)
+    if engine.sampler_native_bytes_per_logit is None:
+        return ()
+    kind = resolve_sampler(inputs.vllm_version, inputs.sampler)
+    how = "given" if inputs.sampler != "auto" else "the release's default"
+    return (f"sampler warm-up sized for {'FlashInfer' if kind == 'flashinfer' else 'PyTorch'}'s top-k/top-p ({how}): "
+            f"{act.bytes_per_logit} B per logit",)
+
+
 # vLLM's FP8 weights need compute capability 8.9 (FP8 tensor cores) or 8.0 (Ampere: weight-only FP8 through the
 # Marlin kernel); Turing (T4, 7.5) and Volta run none (vLLM's quantization hardware table: "fp8 (W8A8)" and
 # "Marlin (GPTQ/AWQ/FP8)" from SM 8.0).
@@ -172,6 +193,9 @@ def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFo
         notes.append("the checkpoint ships FP8 KV-cache scales: --kv-cache-dtype fp8 halves the KV cache")
     if not (gpu.bf16_flops or gpu.fp8_flops):
         notes.append(f"the catalog has no dense FLOPS figure for {gpu.id}: compute-bound estimates assume 100 TFLOPS")
+    if inputs.sampler != "auto" and profile_for(inputs.vllm_version).sampler_native_bytes_per_logit is None:
+        notes.append(f"--sampler {inputs.sampler} changes nothing on vLLM {inputs.vllm_version}: its profile has one "
+                     "sampler figure for both")
     if inputs.gpu_memory_utilization >= 0.95:
         notes.append(f"gpu_memory_utilization {inputs.gpu_memory_utilization} leaves almost no headroom: "
                      "'computing at 100 % — a sure OOM' (guide §2)")
@@ -238,11 +262,12 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
                                buffers=rope)
     # MXFP4 experts some releases allocate padded to their kernel's tiles (engines.mxfp4_moe_padding): zeros the
     # checkpoint does not hold, counted in "Model loading took" and read at every step.
-    multiples = mxfp4_moe_padding(inputs.vllm_version, gpu) if fmt.name == "mxfp4" else None
+    multiples = mxfp4_moe_padding(inputs.vllm_version, gpu, inputs.fp4_marlin) if fmt.name == "mxfp4" else None
+    pad = (0,) * inputs.pp
     if multiples is not None:
         pad = expert_padding_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp, multiples)
         per_stage = tuple(s + p for s, p in zip(weights.per_stage, pad))
-        weights = weights._replace(per_stage=per_stage, per_gpu=max(per_stage), padding=max(pad))
+        weights = weights._replace(per_stage=per_stage, per_gpu=max(per_stage))
     engine = profile_for(inputs.vllm_version)
     batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens)[0]
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
@@ -274,7 +299,7 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     load = [weights.per_stage[s] + held(stages[s]) for s in range(inputs.pp)]
     heaviest = min(range(inputs.pp), key=lambda s: (capacities[s], -load[s]))
     kv = stages[heaviest]
-    weights = weights._replace(per_gpu=weights.per_stage[heaviest])
+    weights = weights._replace(per_gpu=weights.per_stage[heaviest], padding=pad[heaviest])
     capacity = min(capacities)
     kv_bytes = held(kv)
     return SizeResult(
@@ -289,5 +314,6 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         reserve=reserve,
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
-        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(gpu, inputs, graphs),
+        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(gpu, inputs, graphs)
+        + padding_notes(weights, inputs) + sampler_notes(act, inputs),
     )

@@ -45,8 +45,9 @@ EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3
 EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
 EFF_FLOPS = 0.45  # achieved / peak dense FLOPS in prefill-carrying steps: the fit rows of throughput-bench.yaml
-FRONTEND_S = 0.01  # API server per request (tokenisation, detokenisation, HTTP), before 0.11: the same fit rows
-# Releases and model families that run otherwise (a slower front end from 0.11, DeepSeek MLA on V0): data/vllm-speed.json
+FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP): the same fit rows (0.4.1, unnamed)
+# Releases and model families measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0 engine):
+# data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
@@ -77,8 +78,7 @@ def speed_for(version: str, architecture: str, vendor: str = "nvidia") -> Speed:
     the module's defaults."""
     r = release(version)
     for e in _speed_entries():
-        start, until = (tuple(int(x) for x in e[k].split(".")) for k in ("from", "until"))
-        if start <= r < until and (not e.get("architectures") or architecture in e["architectures"]) and (
+        if release(e["from"]) <= r < release(e["until"]) and (not e.get("architectures") or architecture in e["architectures"]) and (
                 not e.get("vendors") or vendor in e["vendors"]):
             return Speed(e.get("step_overhead_s", STEP_OVERHEAD_S), e.get("frontend_s", FRONTEND_S),
                          e.get("eff_flops", EFF_FLOPS), e["id"])

@@ -44,6 +44,8 @@ PATTERNS: list[tuple[str, re.Pattern[str], Any]] = [
     ("sampler", re.compile(r"Using (FlashInfer) for top-p & top-k sampling"), lambda s: "flashinfer"),
     ("sampler", re.compile(r"Falling back to the (PyTorch)-native implementation of top-p & top-k sampling"),
      lambda s: "native"),
+    ("sampler", re.compile(r"FlashInfer top-p/top-k sampling (disabled) via VLLM_USE_FLASHINFER_SAMPLER=0"),
+     lambda s: "native"),
     ("fp4_kernel", re.compile(r"Weight-only FP4 compression will be used leveraging the (Marlin) kernel"), str),
     ("quantization", re.compile(r"quantization=([\w-]+)"), str),
     ("kv_cache_dtype", re.compile(r"kv_cache_dtype=([\w-]+)"), str),

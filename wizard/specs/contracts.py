@@ -80,6 +80,8 @@ class SizeInputs(_Strict):
     """vLLM's sequence limit sized (the sampler warm-up profiles min(this, max_num_batched_tokens) rows)"""
     max_num_batched_tokens: int = 2048
     """vLLM's token budget the start-up profile ran"""
+    sampler_bytes_per_logit: int | None = None
+    """bytes per row × vocab logit the sampler warm-up was sized at (the release's sampler, or --sampler's)"""
 
 
 @dataclass(slots=True, kw_only=True)
