@@ -68,3 +68,33 @@ def test_the_model_volume_holds_the_checkpoint_downloaded_not_the_deployed_weigh
     assert gi * 2**30 >= 1.2 * checkpoint > (gi - 1) * 2**30
     download = next(s for s in p["cold_start"]["stages"] if s["name"] == "weight download")
     assert f"{checkpoint / 1e9:,.1f} GB" in download["basis"]
+
+
+def test_an_amd_card_gets_vllms_rocm_image_and_the_amd_device_plugin(tmp_path):
+    """MI300X: vLLM's ROCm image at the pinned release and amd.com/gpu — the CUDA image would not start on it."""
+    from artifact_checks import check_manifests
+
+    f = answers(tmp_path, model="meta-llama/Llama-3.1-70B-Instruct", gpu="mi300x-192gb", ttft_p99_ms=3000)
+    out = tmp_path / "repo"
+    r = run_main("plan", "--answers", str(f), "--out", str(out))
+    assert r.code == 0, r.err
+    docs = check_manifests(sorted((out / "k8s").glob("*.yaml")), allow_unvalidated=["Kustomization"])
+    containers = [c for d in docs if d.get("kind") == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]]
+    assert containers and all(c["image"] == "vllm/vllm-openai-rocm:v0.33.0" for c in containers)
+    limits = containers[0]["resources"]["limits"]
+    assert "amd.com/gpu" in limits and "nvidia.com/gpu" not in limits
+    nvidia = tmp_path / "nv"
+    ok = run_main("plan", "--answers", str(answers(tmp_path, model="meta-llama/Llama-3.1-8B-Instruct", gpu="h100-sxm-80gb")),
+                  "--out", str(nvidia))
+    assert ok.code == 0 and "vllm/vllm-openai:v0.33.0" in (nvidia / "k8s" / "deployment.yaml").read_text()
+
+
+def test_a_gaudi_card_writes_no_repo_rather_than_a_cuda_pod(tmp_path):
+    """Gaudi runs Intel's vLLM fork, image and habana.ai/gaudi runtime, which this tool does not write: refused by
+    name, nothing written (the plan's numbers stay available with plan --json)."""
+    f = answers(tmp_path, model="meta-llama/Llama-3.1-8B-Instruct", gpu="gaudi3-128gb")
+    out = tmp_path / "repo"
+    r = run_main("plan", "--answers", str(f), "--out", str(out))
+    assert_one_line_error(r, "gpu", "gaudi3-128gb", "intel")
+    assert not out.exists()
+    assert run_main("plan", "--answers", str(f), "--json").code == 0

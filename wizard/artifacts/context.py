@@ -39,7 +39,13 @@ STARTUP_FLOOR_S = 600  # checklist §2.3: floor the startup budget at 600 s
 STARTUP_MARGIN = 1.5  # budget = cold start (without the image pull, which happens before the container) × margin
 PROBE_PERIOD_S = 10
 QUEUE_TARGET = 5  # requests waiting per pod before scaling out (production-stack's KEDA threshold)
-IMAGE = "vllm/vllm-openai"
+# The server image per card vendor, pinned to VLLM_VERSION's tag (vX.Y.Z) in one place. NVIDIA: vLLM's CUDA image;
+# AMD: vLLM's own ROCm image, published beside it since AMD deprecated rocm/vllm for it (vLLM's ROCm install docs,
+# https://github.com/vllm-project/vllm/pull/32580; tags vX.Y.Z, e.g. vllm/vllm-openai-rocm:v0.27.1 in
+# https://github.com/AMD-AGI/Hyperloom/pull/1220). Intel Gaudi runs a separate fork and runtime: no image here.
+IMAGES = {"nvidia": "vllm/vllm-openai", "amd": "vllm/vllm-openai-rocm"}
+IMAGE = IMAGES["nvidia"]
+GPU_RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}  # the device plugins' extended resources
 MODEL_VOLUME = "/models"  # where the pods mount the model PVC (HF_HOME is /models/hf)
 
 # The self-built gateway of a basic team (DOMAIN §6; gateway/ in the starter repo): nginx on the gateway port in front
@@ -310,7 +316,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "service_name": f"{app}-api",  # never "vllm": an injected VLLM_PORT crashes vLLM (checklist item 14)
         "namespace": namespace,
         "vllm_version": VLLM_VERSION,
-        "image": f"{IMAGE}:v{VLLM_VERSION}",
+        "image": f"{IMAGES.get(plan.gpu_vendor or 'nvidia', IMAGE)}:v{VLLM_VERSION}",
         "port": PORT,
         "context_tokens": int(answers.get("context_tokens") or 8192),
         "output_tokens": int(answers.get("output_tokens") or min(512, int(answers.get("context_tokens") or 8192) // 4)),
@@ -349,7 +355,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "replicas": plan.replicas,
         "min_replicas": max(1, min(plan.min_replicas or plan.replicas, plan.replicas)),
         "gpus_per_pod": gpus_per_pod,
-        "gpu_resource": "amd.com/gpu" if plan.gpu.startswith("mi") else "nvidia.com/gpu",
+        "gpu_resource": GPU_RESOURCES.get(plan.gpu_vendor or "nvidia", GPU_RESOURCES["nvidia"]),
         "shm_gib": shm,
         "memory_gib": ram,
         "cpu": 4 + 2 * gpus_per_pod,

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from wizard.artifacts.context import autoscaled, build_context, on_cluster, self_built_gateway
+from wizard.artifacts.context import IMAGES, autoscaled, build_context, on_cluster, self_built_gateway
 from wizard.artifacts.plan_sections import plan_sections
 from wizard.errors import InputError
 from wizard.specs.contracts import Plan, to_json
@@ -124,6 +124,10 @@ UNSERVABLE_WARNINGS = {"needs_quantized_checkpoint": "weight_precision"}
 
 def refuse_unservable(plan: Plan, answers: dict[str, Any]) -> None:
     """InputError (one line, nothing written) when the plan is sized for weights vLLM would not load as sized."""
+    if plan.gpu_vendor is not None and plan.gpu_vendor not in IMAGES:
+        raise InputError("gpu", plan.gpu, f"no starter repo for {plan.gpu_vendor} cards: they run a separate vLLM fork, "
+                         "image and runtime this tool does not write (Intel Gaudi: vllm-gaudi, habana.ai/gaudi) — "
+                         "choose an NVIDIA or AMD card, or take the plan's numbers (plan --json) to your own pod spec")
     for w in plan.warnings or ():
         field = UNSERVABLE_WARNINGS.get(w.id)
         if field is not None:

@@ -191,6 +191,7 @@ def build_plan(session: Session) -> c.Plan:
         # the search priced every layout at the exposure these answers give it; the leaf reached must agree
         assert chosen.cost.exposure == exposure, f"priced at {chosen.cost.exposure!r}, exposed as {exposure!r}"
         plan.gpu, plan.tp, plan.pp = chosen.gpu.id, chosen.tp, chosen.pp
+        plan.gpu_vendor = chosen.gpu.vendor
         plan.replicas = chosen.replicas.replicas
         plan.min_replicas = warm_minimum(chosen.replicas, env)
         plan.gpus_per_replica, plan.nodes_per_replica = chosen.gpus_per_copy, chosen.nodes_per_copy

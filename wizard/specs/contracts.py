@@ -295,6 +295,7 @@ class Plan(_Strict):
     checkpoint_format: str | None = None
     checkpoint_bytes: int | None = None  # the checkpoint's weights as downloaded (not the deployed precision)
     gpu: str | None
+    gpu_vendor: str | None = None  # the card's vendor (nvidia, amd, intel): its image and device plugin
     tp: int
     pp: int
     replicas: int
