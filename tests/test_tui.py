@@ -40,10 +40,19 @@ async def answer(pilot, app: WizardApp, value) -> None:
     await pilot.pause()
 
 
+async def settled(pilot) -> None:
+    """Let the screen finish what it has scheduled before a screenshot: on a loaded machine one pause can come back
+    before the last refresh of a freshly pushed screen has been laid out."""
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    await pilot.pause()
+
+
 async def walk(pilot, app: WizardApp, answers: dict, shots=None) -> None:
     while app.session.question is not None:
         q = app.session.question
         if shots is not None and q.var in shots:
+            await settled(pilot)
             shots[q.var] = app.export_screenshot()
         await answer(pilot, app, answers.get(q.var, app.session.default_for(q)))
     await pilot.pause()
@@ -70,6 +79,7 @@ def test_walkthrough_gives_the_same_plan_as_plan_answers(name, screen_snapshot):
             await pilot.pause()
             await walk(pilot, app, answers, shots)
             assert isinstance(app.screen, SummaryScreen)
+            await settled(pilot)
             shots["summary"] = app.export_screenshot()
             return app, shots
 
