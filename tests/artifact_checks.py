@@ -625,7 +625,7 @@ def custom_problems(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
             if ("VLLM_API_KEY" in s.env or any(e.get("name") == "VLLM_API_KEY" for e in c.get("env") or [])) \
                     and "VLLM_API_KEY" not in text and "Authorization" not in text:
                 add(f"{where}: [item 5] an API key is set but the readinessProbe sends none (401, §5 #14)")
-            if '"priority"' in text or "'priority'" in text:
+            if ('"priority"' in text or "'priority'" in text) and parsed.value("--scheduling-policy") != "priority":
                 add(f"{where}: [§2.3] the readinessProbe must not send a priority (rejected unless "
                     f"--scheduling-policy priority)")
             inner = re.search(r"timeout\s*=\s*(\d+)|--max-time\s+(\d+)", text)

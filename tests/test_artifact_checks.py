@@ -352,6 +352,21 @@ def _served_name_mismatch(docs):
     _set_args(docs, [MODEL, "--served-model-name", SERVED] + SERVE_ARGS[3:])
 
 
+def _probe_priority_without_policy(docs):
+    script = READY.replace("'max_tokens':1", "'max_tokens':1,'priority':-1").replace('"max_tokens": 1', '"max_tokens": 1, "priority": -1')
+    assert "priority" in script
+    container_of(docs)["readinessProbe"]["exec"]["command"] = ["python3", "-c", script]
+
+
+def test_a_priority_probe_passes_when_the_server_schedules_by_priority():
+    """vLLM rejects a request priority unless --scheduling-policy priority: the probe may carry one only then."""
+    docs = single_node()
+    _probe_priority_without_policy(docs)
+    assert any("must not send a priority" in p for p in custom_problems(docs))
+    container_of(docs)["args"] = list(container_of(docs)["args"]) + ["--scheduling-policy", "priority"]
+    assert custom_problems(docs) == []
+
+
 def _probe_without_key(docs):
     script = READY.replace("k=os.environ.get('VLLM_API_KEY')\nh.update({'Authorization':'Bearer '+k} if k else {})\n",
                            "")
@@ -461,6 +476,7 @@ DEFECTS: list[tuple[Callable[[list[dict[str, Any]]], None], str]] = [
     (_liveness_runs_inference, "[item 6] the livenessProbe must not run inference"),
     (_served_name_mismatch, "[item 5] SERVED_MODEL_NAME 'other' != --served-model-name 'llama-8b'"),
     (_probe_without_key, "[item 5] an API key is set but the readinessProbe sends none"),
+    (_probe_priority_without_policy, "[§2.3] the readinessProbe must not send a priority"),
     (_probe_timeout_short, "[§2.3] readinessProbe timeoutSeconds 10 must exceed the in-script timeout 20"),
     (_tp_mismatch, "[item 7] TP 2 × PP 1 = 2 GPUs, but the group has 1 GPU(s) per pod × 1 pod(s)"),
     (_shm_not_in_limit, "[item 8] memory limit 2Gi does not include the /dev/shm sizeLimit 2Gi"),

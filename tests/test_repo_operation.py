@@ -98,3 +98,24 @@ def test_a_gaudi_card_writes_no_repo_rather_than_a_cuda_pod(tmp_path):
     assert_one_line_error(r, "gpu", "gaudi3-128gb", "intel")
     assert not out.exists()
     assert run_main("plan", "--answers", str(f), "--json").code == 0
+
+
+def test_the_readiness_probe_jumps_the_backlog_and_residency_sends_no_usage_stats(tmp_path):
+    """At a peak a FCFS probe waits behind every queued request until all pods fail readiness together: the server
+    schedules by priority and the probe asks -1 (vLLM: lower runs first). With data_residency, vLLM's usage
+    reporter is off (VLLM_NO_USAGE_STATS, DO_NOT_TRACK); without it nothing is set."""
+    out = tmp_path / "repo"
+    f = answers(tmp_path, model="meta-llama/Llama-3.1-8B-Instruct", gpu="h100-sxm-80gb", data_residency=True)
+    assert run_main("plan", "--answers", str(f), "--out", str(out)).code == 0
+    dep = next(d for d in yaml.safe_load_all((out / "k8s" / "deployment.yaml").read_text()) if d)
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    args = c["args"]
+    assert args[args.index("--scheduling-policy") + 1] == "priority"
+    probe = " ".join(c["readinessProbe"]["exec"]["command"])
+    assert '"priority": -1' in probe
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    assert env["VLLM_NO_USAGE_STATS"] == "1" and env["DO_NOT_TRACK"] == "1"
+    other = tmp_path / "other"
+    g = answers(tmp_path, model="meta-llama/Llama-3.1-8B-Instruct", gpu="h100-sxm-80gb", data_residency=False)
+    assert run_main("plan", "--answers", str(g), "--out", str(other)).code == 0
+    assert "VLLM_NO_USAGE_STATS" not in (other / "k8s" / "deployment.yaml").read_text()

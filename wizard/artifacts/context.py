@@ -124,6 +124,11 @@ def serve_flags(plan: Plan, answers: dict[str, Any]) -> list[tuple[str, str | No
         ("--shutdown-timeout", str(SHUTDOWN_TIMEOUT_S)),
         ("--disable-access-log-for-endpoints", "/health,/metrics"),
     ]
+    if plan.exposure != "none":
+        # The readiness probe's one-token inference asks priority -1 (lower runs first): at a peak it does not queue
+        # behind the backlog until every pod leaves the Service at once, and a hung engine still fails it (guide §7).
+        # Requests without a priority keep 0, first come first served among themselves. (A batch job has no probe.)
+        flags.append(("--scheduling-policy", "priority"))
     if plan.tp > 1:
         flags.append(("--tensor-parallel-size", str(plan.tp)))
     if plan.pp > 1:
@@ -309,6 +314,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     ctx: dict[str, Any] = {
         "plan": plan,
         "answers": answers,
+        "residency": bool(answers.get("data_residency")),
         "model": model,
         "model_arg": model_arg,
         "served_model_name": served,

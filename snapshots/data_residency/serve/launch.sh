@@ -11,6 +11,8 @@ MODEL=Qwen/Qwen3-8B
 # shellcheck disable=SC2016,SC1003
 SERVED_MODEL_NAME=Qwen/Qwen3-8B
 export VLLM_ENGINE_READY_TIMEOUT_S="${VLLM_ENGINE_READY_TIMEOUT_S:-600}"
+# Data stays in-house: vLLM sends no usage statistics.
+export VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 
 if [ -z "${VLLM_API_KEY:-}" ]; then
   echo "warning: VLLM_API_KEY is not set: the API will answer requests without a key" >&2
@@ -25,4 +27,5 @@ exec vllm serve "$MODEL" \
   --gpu-memory-utilization 0.9 \
   --shutdown-timeout 30 \
   --disable-access-log-for-endpoints /health,/metrics \
+  --scheduling-policy priority \
   "$@"

@@ -25,4 +25,5 @@ exec vllm serve "$MODEL" \
   --gpu-memory-utilization 0.9 \
   --shutdown-timeout 30 \
   --disable-access-log-for-endpoints /health,/metrics \
+  --scheduling-policy priority \
   "$@"

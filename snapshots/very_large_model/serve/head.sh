@@ -52,6 +52,7 @@ exec vllm serve "$MODEL" \
   --gpu-memory-utilization 0.9 \
   --shutdown-timeout 30 \
   --disable-access-log-for-endpoints /health,/metrics \
+  --scheduling-policy priority \
   --tensor-parallel-size 8 \
   --pipeline-parallel-size 2 \
   "$@"
