@@ -119,3 +119,24 @@ def test_the_readiness_probe_jumps_the_backlog_and_residency_sends_no_usage_stat
     g = answers(tmp_path, model="meta-llama/Llama-3.1-8B-Instruct", gpu="h100-sxm-80gb", data_residency=False)
     assert run_main("plan", "--answers", str(g), "--out", str(other)).code == 0
     assert "VLLM_NO_USAGE_STATS" not in (other / "k8s" / "deployment.yaml").read_text()
+
+
+def test_the_network_policy_admits_the_api_port_and_a_replica_groups_own_traffic(tmp_path):
+    """vLLM's --api-key guards only /v1 routes (/metrics and /invocations answer anyone), so the repo restricts who
+    connects: the API port from its namespace and labelled namespaces; a multi-node group also reaches itself on
+    every port (NCCL). The policy selects exactly the server's pods."""
+    out = tmp_path / "one"
+    f = answers(tmp_path, model="meta-llama/Llama-3.1-8B-Instruct", gpu="h100-sxm-80gb")
+    assert run_main("plan", "--answers", str(f), "--out", str(out)).code == 0
+    pol = yaml.safe_load((out / "k8s" / "networkpolicy.yaml").read_text())
+    dep = next(d for d in yaml.safe_load_all((out / "k8s" / "deployment.yaml").read_text()) if d)
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert all(pod_labels.get(k) == v for k, v in pol["spec"]["podSelector"]["matchLabels"].items())
+    (rule,) = pol["spec"]["ingress"]
+    assert rule["ports"] == [{"port": 8000, "protocol": "TCP"}]
+    assert "networkpolicy.yaml" in (out / "k8s" / "kustomization.yaml").read_text()
+    big = tmp_path / "big"
+    scenario = Path(__file__).parent / "scenarios" / "very_large_model.yaml"
+    assert run_main("plan", "--answers", str(scenario), "--out", str(big)).code == 0
+    pol = yaml.safe_load((big / "k8s" / "networkpolicy.yaml").read_text())
+    assert len(pol["spec"]["ingress"]) == 2 and "ports" not in pol["spec"]["ingress"][1]

@@ -45,6 +45,7 @@ QUEUE_TARGET = 5  # requests waiting per pod before scaling out (production-stac
 # https://github.com/AMD-AGI/Hyperloom/pull/1220). Intel Gaudi runs a separate fork and runtime: no image here.
 IMAGES = {"nvidia": "vllm/vllm-openai", "amd": "vllm/vllm-openai-rocm"}
 IMAGE = IMAGES["nvidia"]
+ACCESS_LABEL = "llm-deploy-wizard/api-access"  # namespaces whose pods may reach the API port (k8s/networkpolicy.yaml)
 GPU_RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}  # the device plugins' extended resources
 MODEL_VOLUME = "/models"  # where the pods mount the model PVC (HF_HOME is /models/hf)
 
@@ -315,6 +316,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "plan": plan,
         "answers": answers,
         "residency": bool(answers.get("data_residency")),
+        "access_label": ACCESS_LABEL,
         "model": model,
         "model_arg": model_arg,
         "served_model_name": served,

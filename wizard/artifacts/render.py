@@ -96,10 +96,10 @@ def files_for(plan: Plan, answers: dict[str, Any] | None = None) -> list[tuple[s
         return out
     if form == "multi_node":
         out += [("serve/head.sh", "serve/head.sh.j2"), ("serve/worker.sh", "serve/worker.sh.j2")]
-        k8s = ["lws.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml"]
+        k8s = ["lws.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml", "networkpolicy.yaml"]
     else:
         out.append(("serve/launch.sh", "serve/launch.sh.j2"))
-        k8s = ["deployment.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml"]
+        k8s = ["deployment.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml", "networkpolicy.yaml"]
         if autoscaled(plan, answers):  # room to scale: an autoscaler
             k8s.append("hpa.yaml")
     out.append(("bench/run.sh", "bench/run.sh.j2"))  # every repo with a server: the loop back from reality
