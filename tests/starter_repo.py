@@ -78,7 +78,12 @@ def check_plan_against_manifests(plan: dict, docs: list[dict]) -> None:
     """GPUs per pod group = TP × PP; replicas; startup budget ≥ the plan's cold start (DOMAIN §7)."""
     tp, pp, nodes = plan["tp"], plan["pp"], plan["nodes_per_replica"]
     workload = next(d for d in docs if d["kind"] in ("Deployment", "LeaderWorkerSet"))
-    assert workload["spec"]["replicas"] == plan["replicas"]
+    hpa = next((d for d in docs if d["kind"] == "HorizontalPodAutoscaler"), None)
+    if hpa is not None:  # the autoscaler owns the count: no fixed replicas that each `kubectl apply` would reset
+        assert "replicas" not in workload["spec"]
+        assert hpa["spec"]["maxReplicas"] == plan["replicas"]
+    else:
+        assert workload["spec"]["replicas"] == plan["replicas"]
     if workload["kind"] == "Deployment":
         pod = workload["spec"]["template"]["spec"]
         size = 1

@@ -140,3 +140,23 @@ def test_the_network_policy_admits_the_api_port_and_a_replica_groups_own_traffic
     assert run_main("plan", "--answers", str(scenario), "--out", str(big)).code == 0
     pol = yaml.safe_load((big / "k8s" / "networkpolicy.yaml").read_text())
     assert len(pol["spec"]["ingress"]) == 2 and "ports" not in pol["spec"]["ingress"][1]
+
+
+def test_an_autoscaled_repo_leaves_the_count_to_the_hpa_and_ships_the_adapter_rule_it_needs():
+    """Under an HPA a fixed `replicas:` is reset by every `kubectl apply`; and the HPA's pods metric only exists
+    once prometheus-adapter maps vLLM's vllm:num_requests_waiting to the name the HPA asks for."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "repo"
+        scenario = Path(__file__).parent / "scenarios" / "llama8b_high_traffic.yaml"
+        assert run_main("plan", "--answers", str(scenario), "--out", str(out)).code == 0
+        dep = next(d for d in yaml.safe_load_all((out / "k8s" / "deployment.yaml").read_text()) if d)
+        hpa = yaml.safe_load((out / "k8s" / "hpa.yaml").read_text())
+        assert "replicas" not in dep["spec"]
+        assert dep["spec"]["template"]["metadata"]["annotations"]["prometheus.io/path"] == "/metrics"
+        wanted = hpa["spec"]["metrics"][0]["pods"]["metric"]["name"]
+        values = yaml.safe_load((out / "autoscaling" / "prometheus-adapter-values.yaml").read_text())
+        (rule,) = values["rules"]["custom"]
+        assert rule["name"]["as"] == wanted and "vllm:num_requests_waiting" in rule["seriesQuery"]
+        assert "prometheus-adapter-values.yaml" in (out / "README.md").read_text()

@@ -100,8 +100,9 @@ def files_for(plan: Plan, answers: dict[str, Any] | None = None) -> list[tuple[s
     else:
         out.append(("serve/launch.sh", "serve/launch.sh.j2"))
         k8s = ["deployment.yaml", "service.yaml", "secret-example.yaml", "pvc.yaml", "networkpolicy.yaml"]
-        if autoscaled(plan, answers):  # room to scale: an autoscaler
+        if autoscaled(plan, answers):  # room to scale: an autoscaler, and the adapter that feeds it the queue
             k8s.append("hpa.yaml")
+            out.append(("autoscaling/prometheus-adapter-values.yaml", "autoscaling/prometheus-adapter-values.yaml.j2"))
     out.append(("bench/run.sh", "bench/run.sh.j2"))  # every repo with a server: the loop back from reality
     if plan.replicas >= 2:
         k8s.append("pdb.yaml")
