@@ -160,3 +160,49 @@ def test_an_autoscaled_repo_leaves_the_count_to_the_hpa_and_ships_the_adapter_ru
         (rule,) = values["rules"]["custom"]
         assert rule["name"]["as"] == wanted and "vllm:num_requests_waiting" in rule["seriesQuery"]
         assert "prometheus-adapter-values.yaml" in (out / "README.md").read_text()
+
+
+def _fake_tools(bin_dir: Path, all_addresses: str) -> None:
+    """hostname (-i loopback as on Debian/Ubuntu, -I the given list), ip (eth9: 10.9.9.9) and ray (records argv)."""
+    import os
+    import stat
+
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    scripts = {
+        "hostname": f'case "$1" in -i) echo 127.0.1.1 ;; -I) echo "{all_addresses}" ;; esac\n',
+        "ip": 'echo "2: eth9    inet 10.9.9.9/24 brd 10.9.9.255 scope global eth9"\n',
+        "ray": 'echo "ray $*" >> "$RAY_LOG"\n',
+    }
+    for name, body in scripts.items():
+        p = bin_dir / name
+        p.write_text("#!/usr/bin/env bash\n" + body)
+        p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    assert os.access(bin_dir / "ray", os.X_OK)
+
+
+def test_a_multi_node_worker_announces_its_routable_address_not_debians_loopback(tmp_path):
+    """`hostname -i` is 127.0.1.1 on Debian/Ubuntu: a worker joining Ray with it is unreachable. worker.sh takes the
+    host's first non-loopback address (or NETWORK_INTERFACE's) and refuses to start with none."""
+    import os
+    import subprocess
+
+    out = tmp_path / "repo"
+    scenario = Path(__file__).parent / "scenarios" / "very_large_model.yaml"
+    assert run_main("plan", "--answers", str(scenario), "--out", str(out)).code == 0
+    worker = out / "serve" / "worker.sh"
+
+    def run(addresses: str, **env: str) -> tuple[subprocess.CompletedProcess, str]:
+        bin_dir, log = tmp_path / f"bin{len(addresses)}{len(env)}", tmp_path / f"ray{len(addresses)}{len(env)}.log"
+        _fake_tools(bin_dir, addresses)
+        full = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HEAD_ADDRESS": "10.0.0.1", "RAY_LOG": str(log), **env}
+        p = subprocess.run(["bash", str(worker)], capture_output=True, text=True, env=full, timeout=30,
+                           cwd=os.getcwd())
+        return p, log.read_text() if log.exists() else ""
+
+    p, log = run("10.1.2.3 172.17.0.1")
+    assert p.returncode == 0, p.stderr
+    assert "--node-ip-address=10.1.2.3" in log and "127.0.1.1" not in log
+    p, log = run("10.1.2.3", NETWORK_INTERFACE="eth9")
+    assert "--node-ip-address=10.9.9.9" in log
+    p, log = run("")
+    assert p.returncode == 1 and "VLLM_HOST_IP" in p.stderr and "start" not in log

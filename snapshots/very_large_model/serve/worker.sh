@@ -6,7 +6,21 @@ set -euo pipefail
 HEAD_ADDRESS="${HEAD_ADDRESS:?set HEAD_ADDRESS to the head node address}"
 RAY_PORT="${RAY_PORT:-6379}"
 JOIN_TIMEOUT_S="${JOIN_TIMEOUT_S:-900}"
-VLLM_HOST_IP="${VLLM_HOST_IP:-$(hostname -i | awk '{print $1}')}"
+# The address the other nodes reach: NETWORK_INTERFACE's, else the host's first non-loopback one. (`hostname -i`
+# answers 127.0.1.1 on Debian and Ubuntu: vLLM, NCCL and Gloo would listen where no other node can connect.)
+if [ -z "${VLLM_HOST_IP:-}" ]; then
+  if [ -n "${NETWORK_INTERFACE:-}" ]; then  # several NICs: the one between the nodes, e.g. eth0 or ib0
+    VLLM_HOST_IP="$(ip -4 -o addr show dev "$NETWORK_INTERFACE" | awk '{split($4, a, "/"); print a[1]; exit}')"
+  else
+    VLLM_HOST_IP="$(hostname -I | awk '{print $1}')"
+  fi
+fi
+case "${VLLM_HOST_IP:-}" in
+  "" | 127.*)
+    echo "error: no routable address for this node (got '${VLLM_HOST_IP:-}'): set VLLM_HOST_IP or NETWORK_INTERFACE" >&2
+    exit 1
+    ;;
+esac
 export VLLM_HOST_IP
 if [ -n "${NETWORK_INTERFACE:-}" ]; then
   export NCCL_SOCKET_IFNAME="$NETWORK_INTERFACE" GLOO_SOCKET_IFNAME="$NETWORK_INTERFACE"
