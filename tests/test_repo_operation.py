@@ -206,3 +206,18 @@ def test_a_multi_node_worker_announces_its_routable_address_not_debians_loopback
     assert "--node-ip-address=10.9.9.9" in log
     p, log = run("")
     assert p.returncode == 1 and "VLLM_HOST_IP" in p.stderr and "start" not in log
+
+
+def test_ranks_that_do_not_split_evenly_over_nodes_are_refused_not_billed_wrong(tmp_path):
+    """TP 1 × PP 5 on 4-GPU T4 hosts needs 2 nodes: identical pods would ask 3 + 3 GPUs for 5 ranks and bill one
+    nobody uses. Asked for, it is refused by name; the search never proposes such a layout."""
+    from wizard.sizing.layout_search import uneven_ranks
+    from wizard.sources.catalog import find_gpu
+
+    t4, h100 = find_gpu("t4-16gb"), find_gpu("h100-sxm-80gb")
+    assert uneven_ranks(t4, 1, 5) and not uneven_ranks(t4, 1, 4) and not uneven_ranks(t4, 2, 4)
+    assert not uneven_ranks(h100, 1, 5)  # one node of 8: nothing to split
+    assert uneven_ranks(h100, 4, 3) is False and uneven_ranks(h100, 1, 9) is True  # 12 = 6 + 6; 9 over 2 nodes
+    f = answers(tmp_path, model="meta-llama/Llama-3.1-70B-Instruct", gpu="t4-16gb", tp=1, pp=5,
+                ttft_p99_ms=5000, tpot_p99_ms=300)
+    assert_one_line_error(run_main("plan", "--answers", str(f)), "pp", "5", "do not split evenly")

@@ -92,10 +92,20 @@ def form_of(tp: int, pp: int, gpu: GpuSpec) -> str:
     return ONE_NODE if tp * pp <= gpu.gpus_per_node else MULTI_NODE
 
 
+def uneven_ranks(gpu: GpuSpec, tp: int, pp: int) -> bool:
+    """TP × PP ranks that do not split evenly over the nodes they need: the pods of a multi-node group are identical
+    (a LeaderWorkerSet's), so 5 ranks on 4-GPU nodes would ask 3 + 3 GPUs and bill one nobody uses."""
+    ranks = tp * pp
+    nodes = math.ceil(ranks / gpu.gpus_per_node)
+    return nodes > 1 and ranks % nodes != 0
+
+
 def evaluate(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int, load: Load,
              price: GpuPrice | None) -> Candidate | None:
     """One layout, or None when the engine rejects it or not one full-context sequence fits."""
     inputs = base._replace(tp=tp, pp=pp)
+    if uneven_ranks(gpu, tp, pp):
+        return None
     usable = gpu.memory_reported_bytes * base.gpu_memory_utilization
     if weight_bytes(model, base.weight_precision).total > usable * tp * pp:  # the weights alone cannot fit
         return None
@@ -182,6 +192,12 @@ def order(load: Load):
 def forced_layout(model: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: int, pp: int, load: Load,
                   prices: dict[str, GpuPrice]) -> list[Candidate]:
     """The user insists on a layout (§5, §10: keep it, and let the warnings say where the rules disagree)."""
+    if gpus and all(uneven_ranks(g, tp, pp) for g in gpus):
+        g = gpus[0]
+        nodes = math.ceil(tp * pp / g.gpus_per_node)
+        raise InputError("pp", pp, f"TP {tp} × PP {pp} = {tp * pp} ranks do not split evenly over the {nodes} nodes of "
+                         f"{g.gpus_per_node} {g.id} they need (a multi-node group's pods are identical): choose TP × PP "
+                         f"a multiple of {nodes}, or fewer ranks")
     found = [c for g in gpus if (c := evaluate(model, g, base, tp, pp, load, prices.get(g.id))) is not None]
     return sorted(found, key=order(load))
 
