@@ -221,3 +221,23 @@ def test_ranks_that_do_not_split_evenly_over_nodes_are_refused_not_billed_wrong(
     f = answers(tmp_path, model="meta-llama/Llama-3.1-70B-Instruct", gpu="t4-16gb", tp=1, pp=5,
                 ttft_p99_ms=5000, tpot_p99_ms=300)
     assert_one_line_error(run_main("plan", "--answers", str(f)), "pp", "5", "do not split evenly")
+
+
+def test_the_drain_on_shutdown_covers_the_plans_longest_typical_request(tmp_path):
+    """A pod stopped mid-request cuts it unless --shutdown-timeout lets it finish: the plan's P99 TTFT + its typical
+    output tokens × P99 TPOT (× 1.2), at least 30 s; the grace period covers preStop + that drain."""
+    import json
+    import math
+
+    out = tmp_path / "repo"
+    f = answers(tmp_path, model="meta-llama/Llama-3.1-8B-Instruct", gpu="l4-24gb", output_tokens=2000,
+                tpot_p99_ms=100)
+    assert run_main("plan", "--answers", str(out.parent / "answers.yaml"), "--out", str(out)).code == 0, f
+    p = json.loads((out / "plan.json").read_text())["performance"]
+    longest = (p["ttft_p99_ms"] + 2000 * p["tpot_p99_ms"]) / 1000
+    want = max(30, math.ceil(longest * 1.2))
+    assert want > 30
+    dep = next(d for d in yaml.safe_load_all((out / "k8s" / "deployment.yaml").read_text()) if d)
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert int(args[args.index("--shutdown-timeout") + 1]) == want
+    assert dep["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= want + 15

@@ -33,7 +33,8 @@ NAME_RULES = {
 }
 PORT = 8000
 PRESTOP_SLEEP_S = 15  # leave the Service endpoints before vLLM drains (checklist §2.1 SIGTERM, KServe 60/15/15)
-SHUTDOWN_TIMEOUT_S = 30  # --shutdown-timeout: drain in-flight requests (vLLM >= 0.18)
+SHUTDOWN_TIMEOUT_S = 30  # --shutdown-timeout floor: drain in-flight requests (vLLM >= 0.18)
+SHUTDOWN_MARGIN = 1.2  # the drain lets the plan's longest typical request (P99 TTFT + output x P99 TPOT) finish
 GRACE_MARGIN_S = 15  # terminationGracePeriodSeconds > preStop + shutdown timeout + ~15 s (checklist item 13)
 STARTUP_FLOOR_S = 600  # checklist §2.3: floor the startup budget at 600 s
 STARTUP_MARGIN = 1.5  # budget = cold start (without the image pull, which happens before the container) × margin
@@ -113,6 +114,17 @@ def autoscaled(plan: Plan, answers: dict[str, Any] | None) -> bool:
             and plan.replicas > (plan.min_replicas or plan.replicas))
 
 
+def shutdown_timeout_s(plan: Plan, answers: dict[str, Any]) -> int:
+    """--shutdown-timeout: long enough for the plan's longest typical request to finish when a pod is stopped (its
+    P99 TTFT + typical output tokens × P99 TPOT, × SHUTDOWN_MARGIN), at least SHUTDOWN_TIMEOUT_S."""
+    p = plan.performance
+    if p is None:
+        return SHUTDOWN_TIMEOUT_S
+    output = int(plan.fit_facts().get("typical_output_tokens") or answers.get("output_tokens") or 512)
+    longest = ((p.ttft_p99_ms or p.ttft_ms) + output * (p.tpot_p99_ms or p.tpot_ms)) / 1000
+    return max(SHUTDOWN_TIMEOUT_S, math.ceil(longest * SHUTDOWN_MARGIN))
+
+
 def serve_flags(plan: Plan, answers: dict[str, Any]) -> list[tuple[str, str | None]]:
     """`vllm serve` flags after the model and --served-model-name (every one exists in vLLM 0.33.0)."""
     assert plan.memory is not None, "a served plan has its memory"
@@ -122,7 +134,7 @@ def serve_flags(plan: Plan, answers: dict[str, Any]) -> list[tuple[str, str | No
         ("--max-model-len", str(plan.memory.inputs.context_tokens)),
         ("--max-num-seqs", str(plan.concurrency_per_replica)),
         ("--gpu-memory-utilization", str(plan.memory.inputs.gpu_memory_utilization)),
-        ("--shutdown-timeout", str(SHUTDOWN_TIMEOUT_S)),
+        ("--shutdown-timeout", str(shutdown_timeout_s(plan, answers))),
         ("--disable-access-log-for-endpoints", "/health,/metrics"),
     ]
     if plan.exposure != "none":
@@ -374,8 +386,8 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "probe_period_s": PROBE_PERIOD_S,
         "engine_ready_timeout_s": budget,  # >= the startup budget (checklist item 4)
         "prestop_sleep_s": PRESTOP_SLEEP_S,
-        "shutdown_timeout_s": SHUTDOWN_TIMEOUT_S,
-        "grace_s": PRESTOP_SLEEP_S + SHUTDOWN_TIMEOUT_S + GRACE_MARGIN_S,
+        "shutdown_timeout_s": shutdown_timeout_s(plan, answers),
+        "grace_s": PRESTOP_SLEEP_S + shutdown_timeout_s(plan, answers) + GRACE_MARGIN_S,
         "progress_deadline_s": budget + 600,
         "queue_target": QUEUE_TARGET,
         "flags": serve_flags(plan, answers),

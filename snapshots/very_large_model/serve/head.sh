@@ -63,7 +63,7 @@ exec vllm serve "$MODEL" \
   --max-model-len 8192 \
   --max-num-seqs 8 \
   --gpu-memory-utilization 0.9 \
-  --shutdown-timeout 30 \
+  --shutdown-timeout 31 \
   --disable-access-log-for-endpoints /health,/metrics \
   --scheduling-policy priority \
   --tensor-parallel-size 8 \
