@@ -78,6 +78,9 @@ def test_an_amd_card_gets_vllms_rocm_image_and_the_amd_device_plugin(tmp_path):
     out = tmp_path / "repo"
     r = run_main("plan", "--answers", str(f), "--out", str(out))
     assert r.code == 0, r.err
+    from starter_repo import validate_repo
+
+    validate_repo(out)  # every check of a generated repo: schemas, checklist rules, scripts, vLLM flags
     docs = check_manifests(sorted((out / "k8s").glob("*.yaml")), allow_unvalidated=["Kustomization"])
     containers = [c for d in docs if d.get("kind") == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]]
     assert containers and all(c["image"] == "vllm/vllm-openai-rocm:v0.33.0" for c in containers)
