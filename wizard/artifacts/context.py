@@ -96,7 +96,7 @@ def startup_budget_s(cold_start: ColdStart | None) -> int:
     rounded up to whole probe periods (checklist §2.3)."""
     if not cold_start:
         return STARTUP_FLOOR_S
-    in_container = sum(s.seconds for s in cold_start.stages if s.name != "image pull")
+    in_container = sum(s.seconds for s in cold_start.stages if s.name not in ("image pull", "GPU node bring-up"))
     budget = max(STARTUP_FLOOR_S, in_container * STARTUP_MARGIN)
     return int(math.ceil(budget / PROBE_PERIOD_S) * PROBE_PERIOD_S)
 

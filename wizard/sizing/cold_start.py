@@ -18,10 +18,15 @@ GB = 1e9
 
 class ColdStartAssumptions(NamedTuple):
     image_bytes: float = 10 * GB  # the vllm/vllm-openai CUDA image, compressed layers (order of magnitude)
-    registry_bytes_s: float = 0.5 * GB  # image pull bandwidth
+    registry_bytes_s: float = 0.1 * GB  # image pull with layer extraction (~100 MB/s: a pull is minutes, not seconds)
+    # A scale-out on a cloud cluster first waits for the autoscaler to bring up a GPU node with its driver and device
+    # plugin: minutes (an assumption; 0 where GPU nodes are kept up — override cold_start.node_bringup_s)
+    node_bringup_s: float = 240.0
     network_bytes_s: float = 1.0 * GB  # weight download from the Hub or an object store (~8 Gb/s)
     weights_cached: bool = False  # weights pre-placed on the node or a PVC: no download
-    disk_bytes_s: float = 2.0 * GB  # local NVMe read (safetensors are memory-mapped and copied to the GPU)
+    # reading the weights from the model volume (a network disk: AWS gp3 gives 125 MB/s by default and up to 1,000
+    # provisioned; local NVMe several GB/s) — an assumption, override cold_start.disk_bytes_s with yours
+    disk_bytes_s: float = 0.5 * GB
     compile_s: float = 55.0  # torch.compile on first start: 54.73 s logged for Llama-3.1-70B w8a8 (kv-020)
     cuda_graphs_s: float = 15.0  # capturing the default CUDA graph sizes
     per_node_init_s: float = 10.0  # Ray / NCCL group set-up per extra node (multi-node only)
@@ -48,13 +53,15 @@ def cold_start(weight_bytes_total: float, nodes: int, first_token_s: float, enfo
     download = 0.0 if a.weights_cached else weight_bytes_total / a.network_bytes_s
     init = (0.0 if enforce_eager else a.compile_s + a.cuda_graphs_s) + a.per_node_init_s * (nodes - 1)
     return ColdStart((
+        Stage("GPU node bring-up", a.node_bringup_s,
+              f"{a.node_bringup_s:g} s for the cluster autoscaler to add a GPU node (assumption; 0 if nodes are kept)"),
         Stage("image pull", a.image_bytes / a.registry_bytes_s,
               f"{a.image_bytes / GB:g} GB image / {a.registry_bytes_s / GB:g} GB/s"),
         Stage("weight download", download,
               "weights already on the node" if a.weights_cached
               else f"{weight_bytes_total / GB:,.1f} GB / {a.network_bytes_s / GB:g} GB/s"),
         Stage("load to GPU", per_node / a.disk_bytes_s,
-              f"{per_node / GB:,.1f} GB per node / {a.disk_bytes_s / GB:g} GB/s disk"),
+              f"{per_node / GB:,.1f} GB per node / {a.disk_bytes_s / GB:g} GB/s from the model volume"),
         Stage("engine init", init,
               ("eager: no compile or graphs" if enforce_eager else f"compile {a.compile_s:g} s + CUDA graphs {a.cuda_graphs_s:g} s")
               + (f" + {nodes - 1} × {a.per_node_init_s:g} s node groups" if nodes > 1 else "")),

@@ -10,7 +10,7 @@ set -euo pipefail
 MODEL=meta-llama/Llama-3.1-70B-Instruct
 # shellcheck disable=SC2016,SC1003
 SERVED_MODEL_NAME=meta-llama/Llama-3.1-70B-Instruct
-export VLLM_ENGINE_READY_TIMEOUT_S="${VLLM_ENGINE_READY_TIMEOUT_S:-600}"
+export VLLM_ENGINE_READY_TIMEOUT_S="${VLLM_ENGINE_READY_TIMEOUT_S:-750}"
 
 if [ -z "${VLLM_API_KEY:-}" ]; then
   echo "warning: VLLM_API_KEY is not set: the API will answer requests without a key" >&2

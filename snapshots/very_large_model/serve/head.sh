@@ -32,7 +32,7 @@ export VLLM_HOST_IP
 if [ -n "${NETWORK_INTERFACE:-}" ]; then
   export NCCL_SOCKET_IFNAME="$NETWORK_INTERFACE" GLOO_SOCKET_IFNAME="$NETWORK_INTERFACE"
 fi
-export VLLM_ENGINE_READY_TIMEOUT_S="${VLLM_ENGINE_READY_TIMEOUT_S:-1650}"
+export VLLM_ENGINE_READY_TIMEOUT_S="${VLLM_ENGINE_READY_TIMEOUT_S:-2560}"
 
 if ! command -v ray >/dev/null 2>&1; then
   echo "error: ray is not installed: vLLM's Ray backend needs it (pip install ray)" >&2
