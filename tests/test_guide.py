@@ -156,3 +156,16 @@ def test_the_guide_loader_imports_nothing_heavy():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == ""
+
+
+def test_the_guide_command_prints_a_section_and_the_list():
+    """`llm-deploy-wizard guide 5` prints the replicas-vs-parallelism rule; without a number, the sections; a number
+    that is no section is one line, exit 2."""
+    from cli_run import assert_one_line_error, run_main
+
+    r = run_main("guide", "5")
+    assert r.code == 0 and "§5 Replicas vs parallelism" in r.out and "If it fits, use replicas" in r.out
+    listing = run_main("guide")
+    assert listing.code == 0 and all(f"§{n} " in listing.out for n in range(1, 14))
+    assert run_main("guide", "§2").code == 0
+    assert_one_line_error(run_main("guide", "99"), "section", "99", "§1 to §13")

@@ -178,6 +178,10 @@ def build_parser() -> Parser:
     models.add_argument("--json", action="store_true")
     gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
     gpus.add_argument("--json", action="store_true")
+    guide = sub.add_parser("guide", help="print a section of the deployment guide (§1-§13), or their list",
+                           description="The deployment rules the wizard applies, section by section: every §N it "
+                                       "shows is one of them (docs/guide/ in the source).")
+    guide.add_argument("section", nargs="?", default=None, help="the section number, e.g. 5 (or §5)")
     return parser
 
 
@@ -474,7 +478,29 @@ def cmd_check_bench(args: argparse.Namespace) -> int:
     return 1 if result.failed else EXIT_OK
 
 
-COMMANDS = {"check-bench": cmd_check_bench, "size": cmd_size, "plan": cmd_plan, "tree": cmd_tree, "models": cmd_models, "gpus": cmd_gpus,
+def cmd_guide(args: argparse.Namespace) -> int:
+    from wizard.guide import section, sections
+
+    if args.section is None:
+        for s in sections():
+            print(f"§{s.number:<3} {s.title}")
+        print("llm-deploy-wizard guide N prints one of them")
+        return EXIT_OK
+    raw = str(args.section).strip().lstrip("§")
+    if not raw.isdigit():
+        raise InputError("section", args.section, "expected a section number such as 5")
+    s = section(int(raw))
+    from rich.markdown import Markdown
+
+    from wizard.report import new_console
+
+    console = new_console()
+    console.print(f"[bold]{s.heading}[/]")
+    console.print(Markdown(s.text))
+    return EXIT_OK
+
+
+COMMANDS = {"check-bench": cmd_check_bench, "guide": cmd_guide, "size": cmd_size, "plan": cmd_plan, "tree": cmd_tree, "models": cmd_models, "gpus": cmd_gpus,
             "ask": cmd_ask, "schema": cmd_schema, "doctor": cmd_doctor, "check-log": cmd_check_log}
 
 
