@@ -103,8 +103,8 @@ def build_parser() -> Parser:
                       help="typical prompt tokens: with --output-tokens, adds TTFT, TPOT and tokens/s (roofline, §5)")
     size.add_argument("--output-tokens", type=positive_int, default=None, help="typical output tokens")
     size.add_argument("--sampler", choices=("auto", "flashinfer", "native"), default="auto",
-                      help="the top-k/top-p sampler vLLM warms up at start-up: auto = what `pip install vllm==VERSION` "
-                           "brings (FlashInfer's from 0.11.1; PyTorch's, which sorts the vocabulary, before)")
+                      help="the top-k/top-p sampler vLLM warms up at start-up: auto = the release's default "
+                           "(FlashInfer's from 0.21.0; PyTorch's, which sorts the vocabulary, before)")
     size.add_argument("--enforce-eager", action="store_true",
                       help="no CUDA graphs: vLLM then budgets no graph pool (guide §2, the reserve)")
     size.add_argument("--json", action="store_true", help="print one JSON object (fields: docs/json-output.md)")
@@ -161,8 +161,7 @@ def build_parser() -> Parser:
         check.add_argument(flag, type=kind, default=None,
                            help=f"the run's {what}, when the log does not show it (a log that does wins, and says so)")
     check.add_argument("--sampler", choices=("flashinfer", "native"), default=None,
-                       help="the run's top-k/top-p sampler, when the log does not say (default: what `pip install "
-                            "vllm==VERSION` brings)")
+                       help="the run's top-k/top-p sampler, when the log does not say (default: the release's)")
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
     bench = sub.add_parser("check-bench", help="a vllm bench serve result against the plan's predictions and targets",

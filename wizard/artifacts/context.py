@@ -363,6 +363,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     pod_model = f"{MODEL_VOLUME}/{PurePosixPath(model.rstrip('/')).name or 'model'}" if local else model
     gpus_per_pod = -(-(tp * pp) // nodes)  # GPUs of one pod group = TP × PP, spread over its nodes
     budget = startup_budget_s(plan.cold_start)
+    drain = shutdown_timeout_s(plan, answers)  # --shutdown-timeout (serve_flags) and the grace period around it
     weights_per_pod = plan.memory.per_gpu_bytes.weights * gpus_per_pod
     shm = shm_size_gib(tp, nodes)
     ram = int(math.ceil(weights_per_pod / 2**30)) + shm + 8  # stage the weights in RAM + shm + the server
@@ -386,8 +387,8 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "probe_period_s": PROBE_PERIOD_S,
         "engine_ready_timeout_s": budget,  # >= the startup budget (checklist item 4)
         "prestop_sleep_s": PRESTOP_SLEEP_S,
-        "shutdown_timeout_s": shutdown_timeout_s(plan, answers),
-        "grace_s": PRESTOP_SLEEP_S + shutdown_timeout_s(plan, answers) + GRACE_MARGIN_S,
+        "shutdown_timeout_s": drain,
+        "grace_s": PRESTOP_SLEEP_S + drain + GRACE_MARGIN_S,
         "progress_deadline_s": budget + 600,
         "queue_target": QUEUE_TARGET,
         "flags": serve_flags(plan, answers),

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for, release, resolve_sampler
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, flashinfer_installed, profile_for, resolve_sampler
 from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sizing.kv_cache import kv_stages
@@ -342,8 +342,8 @@ def advice(spec: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, r: SizeResult, log
         freed = r.activation.peak - quick.activation.peak
         if freed > 0.01 * GIB:
             # before 0.11.1 pip has no FlashInfer (an extra); from it, FlashInfer is installed and its sampler opt-in
-            how = (f"installing FlashInfer (pip install 'vllm[flashinfer]=={inputs.vllm_version}')"
-                   if release(inputs.vllm_version) < (0, 11, 1) else "VLLM_USE_FLASHINFER_SAMPLER=1")
+            how = ("VLLM_USE_FLASHINFER_SAMPLER=1" if flashinfer_installed(inputs.vllm_version)
+                   else f"installing FlashInfer (pip install 'vllm[flashinfer]=={inputs.vllm_version}')")
             out.append(f"{how} frees {freed / GIB:.2f} GiB of the sampler warm-up: FlashInfer's sampler does not "
                        f"sort the vocabulary ({quick.max_concurrency:.1f} sequences at {ctx:,} tokens)")
     try:

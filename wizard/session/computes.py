@@ -29,7 +29,7 @@ from wizard.sizing.replicas import Targets, peak_sequences
 from wizard.sizing.params import count_params
 from wizard.sizing.precision import precision_problem, weight_format
 from wizard.sizing.weights import weight_bytes
-from wizard.sources.catalog import find_entry, find_gpu, gpu_catalog, quantized_siblings
+from wizard.sources.catalog import find_entry, find_gpu, gpu_catalog, load_catalog_model, model_entries
 from wizard.sources.prices import estimate_managed_price, gpu_prices, managed_price
 from wizard.sources.resolve import resolve_model
 from wizard.specs import GpuPrice, GpuSpec, ManagedPrice, ModelSpec
@@ -151,6 +151,22 @@ def model_facts(env: dict[str, Any], ctx: Context) -> Computed:
         "checkpoint_format": weight_format(spec, "auto").name,
         "max_context_tokens": spec.max_position_embeddings,
     })
+
+
+def quantized_siblings(model_id: str, precision: str) -> tuple[str, ...]:
+    """Catalog checkpoints of the same model stored at `precision` (int4, int8, fp8): entries of its family whose id
+    starts with its name ("Qwen2.5-7B-Instruct" → "Qwen/Qwen2.5-7B-Instruct-AWQ"), the ways to serve it quantized."""
+    entry = find_entry(model_id)
+    name = model_id.rsplit("/", 1)[-1].lower()
+    out = []
+    for e in model_entries():
+        if e.id.lower() == model_id.lower() or not e.id.rsplit("/", 1)[-1].lower().startswith(name):
+            continue
+        if entry is not None and e.family != entry.family:
+            continue
+        if weight_format(load_catalog_model(e), "auto").name == precision:
+            out.append(e.id)
+    return tuple(out)
 
 
 def precision_facts(env: dict[str, Any], ctx: Context) -> Computed:

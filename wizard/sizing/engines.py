@@ -190,19 +190,23 @@ def resolve_sampler(version: str, sampler: str = "auto") -> str:
     return "flashinfer" if release(version) >= _tuple(_data()["flashinfer_sampler"]["from"]) else "native"
 
 
-MARLIN_FP4_MULTIPLES = (128, 256)  # Marlin's MXFP4 tiles: intermediate per partition, hidden (mxfp4.py @ v0.10.1)
+def flashinfer_installed(version: str) -> bool:
+    """`pip install vllm==version` brings FlashInfer (a requirement from 0.11.1, an extra before: data/vllm-engines.json
+    flashinfer_sampler.installed_from)."""
+    return release(version) >= _tuple(_data()["flashinfer_sampler"]["installed_from"])
 
 
 def mxfp4_moe_padding(version: str, gpu: GpuSpec, marlin: bool | None = None) -> tuple[int, int] | None:
     """(intermediate, hidden) multiples the MXFP4 MoE experts are allocated at on this release and card, when its
     kernel pads them (Marlin: data/vllm-engines.json mxfp4_moe_padding); None where nothing is padded. `marlin`:
     what a start-up log says (True: it ran Marlin), which decides over the release's rule."""
-    if marlin is not None:
-        return MARLIN_FP4_MULTIPLES if marlin else None
+    rules = _data()["mxfp4_moe_padding"]
+    if marlin is not None:  # Marlin's tiles are the same in every release that pads (the rules' multiples)
+        return (int(rules[0]["intermediate_multiple"]), int(rules[0]["hidden_multiple"])) if marlin else None
     if gpu.compute_capability is None:
         return None
     r = release(version)
-    for rule in _data()["mxfp4_moe_padding"]:
+    for rule in rules:
         if _tuple(rule["from"]) <= r < _tuple(rule["until"]) and gpu.compute_capability not in rule["except_compute"]:
             return int(rule["intermediate_multiple"]), int(rule["hidden_multiple"])
     return None

@@ -45,8 +45,8 @@ class SizeInputs(NamedTuple):
     enforce_eager: bool = False  # no CUDA graphs, so no graph pool in the budget
     # The vLLM release that runs: its generation's budget rules and defaults (engines.py, data/vllm-engines.json).
     vllm_version: str = DEFAULT_VLLM_VERSION
-    # The top-k/top-p sampler the profile warms up: "auto" = what `pip install vllm==vllm_version` brings
-    # (FlashInfer from 0.11.1), "flashinfer", or "native" (PyTorch's, which sorts the vocabulary).
+    # The top-k/top-p sampler the profile warms up: "auto" = the release's default (FlashInfer's from 0.21.0:
+    # engines.resolve_sampler), "flashinfer", or "native" (PyTorch's, which sorts the vocabulary).
     sampler: str = "auto"
     # MXFP4 MoE through Marlin (its padded experts): None = the release's rule, True/False = what a start-up log says
     fp4_marlin: bool | None = None
@@ -137,12 +137,13 @@ def check_engine_limits(model: ModelSpec, inputs: SizeInputs) -> None:
         raise InputError("weight_precision", inputs.weight_precision, problem)
 
 
-def padding_notes(weights: WeightBytes, inputs: SizeInputs) -> tuple[str, ...]:
+def padding_notes(weights: WeightBytes, inputs: SizeInputs, multiples: tuple[int, int] | None) -> tuple[str, ...]:
     """The zeros a kernel's layout adds to the weights, when any (engines.mxfp4_moe_padding)."""
-    if not weights.padding:
+    if not weights.padding or multiples is None:
         return ()
     return (f"vLLM {inputs.vllm_version} runs these MXFP4 experts through Marlin, which allocates them padded "
-            f"(intermediate per GPU to 128, hidden to 256): + {weights.padding / GIB:.2f} GiB per GPU",)
+            f"(intermediate per GPU to a multiple of {multiples[0]}, hidden to {multiples[1]}): "
+            f"+ {weights.padding / GIB:.2f} GiB per GPU",)
 
 
 def sampler_notes(act: ActivationPeak, inputs: SizeInputs) -> tuple[str, ...]:
@@ -315,5 +316,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
         notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(gpu, inputs, graphs)
-        + padding_notes(weights, inputs) + sampler_notes(act, inputs),
+        + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs),
     )

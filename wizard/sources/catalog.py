@@ -70,24 +70,6 @@ def find_entry(model_id: str) -> CatalogEntry | None:
     return None
 
 
-def quantized_siblings(model_id: str, precision: str) -> tuple[str, ...]:
-    """Catalog checkpoints of the same model stored at `precision` (int4, int8, fp8): entries of its family whose id
-    starts with its name ("Qwen2.5-7B-Instruct" → "Qwen/Qwen2.5-7B-Instruct-AWQ"), the ways to serve it quantized."""
-    from wizard.sizing.precision import weight_format
-
-    entry = find_entry(model_id)
-    name = model_id.rsplit("/", 1)[-1].lower()
-    out = []
-    for e in model_entries():
-        if e.id.lower() == model_id.lower() or not e.id.rsplit("/", 1)[-1].lower().startswith(name):
-            continue
-        if entry is not None and e.family != entry.family:
-            continue
-        if weight_format(load_catalog_model(e), "auto").name == precision:
-            out.append(e.id)
-    return tuple(out)
-
-
 def load_catalog_model(entry: CatalogEntry) -> ModelSpec:
     """ModelSpec of a catalog entry (its config.json as published, parsed like any other)."""
     folder = DATA / "models" / "configs"
