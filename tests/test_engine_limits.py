@@ -52,9 +52,24 @@ def test_fp8_on_a_card_without_fp8_tensor_cores_is_noted():
     assert any("no FP8 tensor cores" in n for n in r.notes)
 
 
-def test_modelopt_fp8_kv_scales_are_pointed_out():
-    r = size(catalog("nvidia/Llama-3.1-70B-Instruct-FP8"), find_gpu("h100-sxm-80gb"), SizeInputs(tp=2))
+def test_modelopt_fp8_kv_scales_are_pointed_out_before_0_14():
+    """Before 0.14.0 `--kv-cache-dtype auto` ignored the checkpoint's FP8 KV scales: the note points at the flag."""
+    r = size(catalog("nvidia/Llama-3.1-70B-Instruct-FP8"), find_gpu("h100-sxm-80gb"),
+             SizeInputs(tp=2, vllm_version="0.13.0"))
     assert any("--kv-cache-dtype fp8" in n for n in r.notes)
+    assert r.kv.element_bytes == 2
+
+
+def test_modelopt_fp8_kv_cache_is_the_default_from_0_14():
+    """From 0.14.0 (PR #30785) auto resolves to the checkpoint's kv_cache_quant_algo FP8: 80 layers × 2 × 8 KV heads
+    / TP 2 × 128 × 1 byte = 81,920 B per token, half the 16-bit figure, and the note says why."""
+    model, gpu = catalog("nvidia/Llama-3.1-70B-Instruct-FP8"), find_gpu("h100-sxm-80gb")
+    new = size(model, gpu, SizeInputs(tp=2, vllm_version="0.14.0"))
+    old = size(model, gpu, SizeInputs(tp=2, vllm_version="0.13.0"))
+    assert new.kv.element_bytes == 1 and new.kv.full_bytes_per_token == 80 * 2 * 4 * 128 * 1
+    assert old.kv.full_bytes_per_token == 2 * new.kv.full_bytes_per_token
+    assert any("reads --kv-cache-dtype auto as the checkpoint's FP8 KV cache" in n for n in new.notes)
+    assert not any("halves the KV cache" in n for n in new.notes)
 
 
 def test_utilization_near_one_is_noted():

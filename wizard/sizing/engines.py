@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from wizard.errors import InputError
-from wizard.specs import GpuSpec
+from wizard.specs import GpuSpec, ModelSpec
 
 ENGINES_FILE = Path(__file__).parent / "data" / "vllm-engines.json"
 DEFAULT_VLLM_VERSION = "0.33.0"  # the pinned target: flags are checked against it, images are tagged with it
@@ -194,6 +194,27 @@ def flashinfer_installed(version: str) -> bool:
     """`pip install vllm==version` brings FlashInfer (a requirement from 0.11.1, an extra before: data/vllm-engines.json
     flashinfer_sampler.installed_from)."""
     return release(version) >= _tuple(_data()["flashinfer_sampler"]["installed_from"])
+
+
+def resolve_kv_dtype(version: str, model: ModelSpec, gpu: GpuSpec, requested: str = "auto") -> tuple[str, str | None]:
+    """The KV-cache dtype a release runs for `--kv-cache-dtype requested` ("auto" | "fp8"), and why when it is not
+    the plain reading of the flag (data/vllm-engines.json kv_cache_dtype_auto): from 0.14.0 auto takes a ModelOpt
+    checkpoint's calibrated FP8 KV cache; some architectures pick FP8 themselves on some cards."""
+    if requested != "auto":
+        return requested, None
+    rules = _data()["kv_cache_dtype_auto"]
+    r = release(version)
+    q = model.quant
+    if q is not None and q.kv_cache_fp8 and r >= _tuple(rules["checkpoint_from"]):
+        return "fp8", (f"vLLM {version} reads --kv-cache-dtype auto as the checkpoint's FP8 KV cache (ModelOpt "
+                       f"kv_cache_quant_algo, from {rules['checkpoint_from']}): sized at 1 byte per element")
+    major = int(gpu.compute_capability.split(".")[0]) if gpu.compute_capability else None
+    for rule in rules["architectures"]:
+        if (rule["architecture"] == model.architecture and major == rule["compute_capability_major"]
+                and r >= _tuple(rule["from"])):
+            return rule["dtype"], (f"vLLM {version} runs {model.architecture} with an FP8 KV cache on compute "
+                                   f"capability {major}.x cards when --kv-cache-dtype is auto")
+    return "auto", None
 
 
 def mxfp4_moe_padding(version: str, gpu: GpuSpec, marlin: bool | None = None) -> tuple[int, int] | None:

@@ -18,6 +18,7 @@ from wizard.sizing.engines import (
     cuda_graphs_budgeted,
     mxfp4_moe_padding,
     profile_for,
+    resolve_kv_dtype,
     resolve_sampler,
 )
 from wizard.sizing.headroom import headroom
@@ -161,6 +162,9 @@ def sampler_notes(act: ActivationPeak, inputs: SizeInputs) -> tuple[str, ...]:
 # Marlin kernel); Turing (T4, 7.5) and Volta run none (vLLM's quantization hardware table: "fp8 (W8A8)" and
 # "Marlin (GPTQ/AWQ/FP8)" from SM 8.0).
 FP8_MIN_COMPUTE = (8, 0)
+# NVFP4 runs from compute capability 7.5: FP4 tensor cores on Blackwell, else weight-only Marlin W4A16 (vLLM
+# modelopt.py @ v0.33.0 ModelOptNvFp4Config / MixedPrecision get_min_capability 75, marlin_utils_fp4.py); CUDA only.
+NVFP4_MIN_COMPUTE = (7, 5)
 
 
 def check_card_precision(gpu: GpuSpec, fmt: WeightFormat) -> None:
@@ -173,6 +177,10 @@ def check_card_precision(gpu: GpuSpec, fmt: WeightFormat) -> None:
             raise InputError("gpu", gpu.id, why + ": the checkpoint is FP8 — choose a card of 8.0 or newer, or a "
                              "16-bit or int4/int8 checkpoint of the model")
         raise InputError("weight_precision", "fp8", why + ": use bf16/fp16 weights, an int4/int8 checkpoint, or another card")
+    if fmt.name == "nvfp4" and (cc is None or tuple(int(x) for x in cc.split(".")) < NVFP4_MIN_COMPUTE):
+        where = f"compute capability {cc}" if cc else f"a {gpu.vendor} card"
+        raise InputError("gpu", gpu.id, f"{gpu.id} ({where}) runs no NVFP4 weights in vLLM (NVIDIA compute capability "
+                         "7.5 or newer): choose such a card, or a 16-bit, FP8 or int4 checkpoint of the model")
 
 
 def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFormat) -> tuple[str, ...]:
@@ -188,9 +196,13 @@ def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFo
     if fmt.bits < 16 and not fmt.from_checkpoint and fmt.name in ("int4", "int8"):
         notes.append(f"{fmt.name} needs a checkpoint quantized to it (AWQ/GPTQ, w8a8) or bitsandbytes in-flight "
                      f"quantization; sized as {'AWQ/GPTQ group 128' if fmt.name == 'int4' else 'per-channel int8'}")
+    if fmt.name == "nvfp4" and not gpu.fp4_support:
+        notes.append(f"{gpu.id} has no FP4 tensor cores: vLLM runs the NVFP4 weights weight-only (Marlin W4A16: "
+                     "4.5 bits a weight in memory, 16-bit compute)")
     if fmt.name == "fp8" and not gpu.fp8_support:
         notes.append(f"{gpu.id} has no FP8 tensor cores: vLLM runs FP8 weights weight-only (Marlin, Ampere or newer)")
-    if model.quant is not None and model.quant.kv_cache_fp8 and inputs.kv_cache_dtype == "auto":
+    if (model.quant is not None and model.quant.kv_cache_fp8 and inputs.kv_cache_dtype == "auto"
+            and resolve_kv_dtype(inputs.vllm_version, model, gpu)[0] == "auto"):
         notes.append("the checkpoint ships FP8 KV-cache scales: --kv-cache-dtype fp8 halves the KV cache")
     if not (gpu.bf16_flops or gpu.fp8_flops):
         notes.append(f"the catalog has no dense FLOPS figure for {gpu.id}: compute-bound estimates assume 100 TFLOPS")
@@ -281,9 +293,10 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     # A sliding-window layer's per-request budget holds the window and the in-flight prefill tokens; V0 kept
     # every layer at the full context (engines.py in_flight_batches).
     in_flight = engine.in_flight_batches(inputs.pp)
-    stages = kv_stages(model, inputs.kv_cache_dtype, inputs.tp, inputs.pp, batched * in_flight or None)
+    kv_dtype, kv_why = resolve_kv_dtype(inputs.vllm_version, model, gpu, inputs.kv_cache_dtype)
+    stages = kv_stages(model, kv_dtype, inputs.tp, inputs.pp, batched * in_flight or None)
     if not in_flight:
-        stages = tuple(st._replace(window=None) for st in stages)
+        stages = tuple(st._replace(window=None, chunk=None) for st in stages)
     # Per PP stage: its weights, its KV pool, its capacity. vLLM keeps the smallest block count across stages;
     # the stage with the least room is the GPU that runs out first, and the one reported.
     pools = [usable - weights.per_stage[s] - act.peak - reserve.total for s in range(inputs.pp)]
@@ -315,6 +328,7 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         reserve=reserve,
         usable_bytes=usable,
         kv_capacity_tokens=capacity,
-        notes=size_notes(model, gpu, inputs, fmt) + encoder_notes(act, model) + headroom_notes(gpu, inputs, graphs)
+        notes=size_notes(model, gpu, inputs, fmt) + ((kv_why,) if kv_why else ()) + encoder_notes(act, model)
+        + headroom_notes(gpu, inputs, graphs)
         + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs),
     )

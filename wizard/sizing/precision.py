@@ -1,6 +1,7 @@
 """Deployed weight precision: resolve `auto` against the checkpoint and describe the storage format (DOMAIN §2)."""
 
 
+import re
 from typing import NamedTuple
 
 from wizard.specs import ModelSpec
@@ -21,6 +22,14 @@ class WeightFormat(NamedTuple):
     per_channel_scale: bool = False  # one 16-bit scale per output row (int8 w8a8 channel-wise)
     g_idx: bool = False  # GPTQ act-order: one int32 per input channel
     from_checkpoint: bool = False  # the format is the checkpoint's own (no conversion at load)
+    tensor_scale_bytes: int = 0  # per-tensor scales beside the group scales (NVFP4: fp32 weight_scale_2 + input_scale)
+
+
+# NVFP4 (ModelOpt): E2M1 values, one FP8 E4M3 scale per 16 inputs, fp32 weight_scale_2 and input_scale per tensor
+# (vLLM modelopt.py @ v0.33.0 ModelOptNvFp4LinearMethod.create_weights): 4.5 bits a weight plus 8 bytes a tensor.
+NVFP4 = WeightFormat("nvfp4", 4, group_size=16, scale_bytes=1, tensor_scale_bytes=8, from_checkpoint=True)
+# ModelOpt FP8 per tensor: one fp32 weight scale (scale_bytes) and one fp32 input scale.
+MODELOPT_FP8 = WeightFormat("fp8", 8, scale_bytes=4, tensor_scale_bytes=4, from_checkpoint=True)
 
 
 def weight_format(m: ModelSpec, precision: str) -> WeightFormat:
@@ -43,7 +52,22 @@ def weight_format(m: ModelSpec, precision: str) -> WeightFormat:
     raise ValueError(precision)
 
 
+_LAYER_PREFIX = re.compile(r"^model\.layers\.\d+\.")
+
+
+def module_format(name: str, q) -> WeightFormat | None:
+    """The format of one tensor of a ModelOpt MIXED_PRECISION checkpoint: its module kind's entry, or None
+    (16-bit) when the kind is not listed. A fused entry ("mlp.experts") covers the projections below it."""
+    kind = _LAYER_PREFIX.sub("", name)  # the tool's tensor names: model.layers.N.<kind>, experts unnumbered
+    for pattern, fmt, group in q.mixed:
+        if kind == pattern or kind.startswith(pattern + "."):
+            return NVFP4._replace(group_size=group or 16) if fmt == "nvfp4" else MODELOPT_FP8
+    return None
+
+
 def _checkpoint_format(q) -> WeightFormat:
+    if q.fp4 == "nvfp4":
+        return NVFP4._replace(group_size=q.group_size or 16)
     if q.method == "mxfp4":
         return WeightFormat("mxfp4", 4, group_size=32, scale_bytes=1, from_checkpoint=True)
     if q.bits == 8 and q.method in ("fp8", "modelopt") or (q.method == "compressed-tensors" and q.bits == 8 and q.block_size):

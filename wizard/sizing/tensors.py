@@ -10,7 +10,7 @@ MoE shared experts and dense first layers, MLA low-rank projections).
 from functools import lru_cache
 from typing import NamedTuple
 
-from wizard.specs import LINEAR, ModelSpec
+from wizard.specs import FULL, LINEAR, ModelSpec
 
 # Roles: what a tensor is, which decides whether quantization applies and how TP splits it.
 LINEAR_W = "linear"  # a projection matrix: quantizable, split across TP ranks
@@ -21,6 +21,7 @@ ROUTER = "router"  # MoE gate: 16-bit, replicated
 REPLICATED_W = "replicated_linear"  # quantizable but ReplicatedLinear in vLLM (MLA q_a_proj, kv_a_proj_with_mqa)
 VISION = "vision"  # multimodal towers: 16-bit, counted as replicated (conservative)
 STATE_W = "linear_attention"  # weights of a linear-attention / SSM mixer: 16-bit, split across TP ranks
+VECTOR_W = "unquantized_replicated"  # a matrix kept 16-bit and replicated on every rank (DSA indexer wk)
 
 
 class Tensor(NamedTuple):
@@ -59,19 +60,57 @@ def _layer(m: ModelSpec, i: int) -> list[Tensor]:
     p = f"model.layers.{i}"
     t: list[Tensor] = [Tensor(f"{p}.input_layernorm", h, m.norms_per_layer, VECTOR, i)]
     if m.layer_kinds[i] == LINEAR:
-        assert m.linear is not None
-        t.append(Tensor(f"{p}.linear_attn", m.linear.params_per_layer, 1, STATE_W, i))
+        t.extend(_linear_attention(m, p, i))
     elif m.mla is not None:
         t.extend(_mla_attention(m, p, i))
     else:
         t.extend(_attention(m, p, i))
+    if m.dense_mlp_beside_moe:  # Gemma 4: a dense MLP and the expert block side by side, three more norms
+        t.extend(_dense_mlp(f"{p}.mlp", m.hidden_size, m.intermediate_size, m, i))
+        t.append(Tensor(f"{p}.moe_norms", m.hidden_size, 3, VECTOR, i))
     t.extend(_mlp(m, p, i))
     return t
 
 
+def _linear_attention(m: ModelSpec, p: str, i: int) -> list[Tensor]:
+    """A Gated DeltaNet mixer projection by projection (vLLM qwen_gdn_linear_attn.py: in_proj_qkvz, in_proj_ba and
+    out_proj take the quantization config, conv1d does not), named as the checkpoint names them: Qwen3-Next
+    in_proj_qkvz / in_proj_ba, Qwen3.5 in_proj_qkv + in_proj_z / in_proj_b + in_proj_a."""
+    la = m.linear
+    assert la is not None
+    a = f"{p}.linear_attn"
+    if not la.key_head_dim:  # shapes unknown: one opaque tensor of the right size
+        return [Tensor(a, la.params_per_layer, 1, STATE_W, i)]
+    h = m.hidden_size
+    key, value = la.key_heads * la.key_head_dim, la.value_heads * la.value_head_dim
+    conv = 2 * key + value
+    if m.model_type == "qwen3_next":
+        proj = [Tensor(f"{a}.in_proj_qkvz", conv + value, h, LINEAR_W, i),
+                Tensor(f"{a}.in_proj_ba", 2 * la.value_heads, h, LINEAR_W, i)]
+    else:
+        proj = [Tensor(f"{a}.in_proj_qkv", conv, h, LINEAR_W, i), Tensor(f"{a}.in_proj_z", value, h, LINEAR_W, i),
+                Tensor(f"{a}.in_proj_b", la.value_heads, h, LINEAR_W, i),
+                Tensor(f"{a}.in_proj_a", la.value_heads, h, LINEAR_W, i)]
+    t = [*proj,
+         Tensor(f"{a}.conv1d", conv, la.conv_kernel, STATE_W, i),
+         Tensor(f"{a}.dt_bias_A_log", 2 * la.value_heads, 1, STATE_W, i),
+         Tensor(f"{a}.norm", la.value_head_dim, 1, VECTOR, i),
+         Tensor(f"{a}.out_proj", h, value, LINEAR_W, i)]
+    assert sum(x.params for x in t) == la.params_per_layer  # the parser's count, shape by shape
+    return t
+
+
+def attention_geometry(m: ModelSpec, i: int) -> tuple[int, int]:
+    """(head_dim, kv_heads) of layer i: full-attention layers may have their own (Gemma 4 global layers)."""
+    if m.layer_kinds[i] == FULL:
+        return m.full_head_dim or m.head_dim, m.full_kv_heads or m.num_kv_heads
+    return m.head_dim, m.num_kv_heads
+
+
 def _attention(m: ModelSpec, p: str, i: int) -> list[Tensor]:
-    h, hd = m.hidden_size, m.head_dim
-    q, kv = m.num_attention_heads * hd, m.num_kv_heads * hd
+    h = m.hidden_size
+    hd, kv_heads = attention_geometry(m, i)
+    q, kv = m.num_attention_heads * hd, kv_heads * hd
     a = f"{p}.self_attn"
     t = [
         Tensor(f"{a}.q_proj", q, h, LINEAR_W, i),
@@ -79,15 +118,19 @@ def _attention(m: ModelSpec, p: str, i: int) -> list[Tensor]:
         Tensor(f"{a}.v_proj", kv, h, LINEAR_W, i),
         Tensor(f"{a}.o_proj", h, q, LINEAR_W, i),
     ]
+    if m.k_eq_v and m.layer_kinds[i] == FULL:  # Gemma 4 attention_k_eq_v: the checkpoint has no v_proj
+        del t[2]
     if m.qkv_bias:
         t.append(Tensor(f"{a}.qkv_bias", q + 2 * kv, 1, VECTOR, i))
     if m.o_bias:
         t.append(Tensor(f"{a}.o_bias", h, 1, VECTOR, i))
-    if m.qk_norm:
+    if m.qk_norm and m.qk_norm_full_width:  # MiniMax-M2: one norm over all q heads, one over all k heads
+        t.append(Tensor(f"{a}.qk_norm", q + kv, 1, VECTOR, i))
+    elif m.qk_norm:
         t.append(Tensor(f"{a}.qk_norm", hd, 2, VECTOR, i))
     if m.attention_sinks:
         t.append(Tensor(f"{a}.sinks", m.num_attention_heads, 1, VECTOR, i))
-    if m.model_type == "qwen3_next":  # gated attention: q_proj also emits an output gate of the same width
+    if m.attn_output_gate:  # gated attention: q_proj also emits an output gate of the same width
         t[0] = Tensor(f"{a}.q_proj", 2 * q, h, LINEAR_W, i)
     if i in m.cross_attention_layers:  # mllama cross-attention: q_norm, k_norm, and the attn/mlp tanh gates
         t.append(Tensor(f"{p}.cross_attn.qk_norm", hd, 2, VECTOR, i))
@@ -116,6 +159,15 @@ def _mla_attention(m: ModelSpec, p: str, i: int) -> list[Tensor]:
         Tensor(f"{a}.kv_b_proj", n * (ml.qk_nope_head_dim + ml.v_head_dim), ml.kv_lora_rank, LINEAR_W, i),
         Tensor(f"{a}.o_proj", h, n * ml.v_head_dim, LINEAR_W, i),
     ]
+    if m.indexer is not None:  # DeepSeek sparse attention's indexer (vLLM deepseek_v2.py Indexer)
+        x, ix = f"{a}.indexer", m.indexer
+        t += [
+            Tensor(f"{x}.wq_b", ix.heads * ix.head_dim, ml.q_lora_rank or h, REPLICATED_W, i),
+            # wk and weights_proj are fused and kept 16-bit (quant_config=None), replicated (disable_tp)
+            Tensor(f"{x}.wk", ix.head_dim, h, VECTOR_W, i),
+            Tensor(f"{x}.weights_proj", ix.heads, h, VECTOR_W, i),
+            Tensor(f"{x}.k_norm", ix.head_dim, 2, VECTOR, i),  # LayerNorm weight and bias
+        ]
     return t
 
 
@@ -125,11 +177,15 @@ def _mlp(m: ModelSpec, p: str, i: int) -> list[Tensor]:
     if moe is None or i in moe.dense_layers:
         return _dense_mlp(f"{p}.mlp", h, m.intermediate_size, m, i)
     e, k, w = moe.num_experts, moe.experts_per_token, moe.expert_intermediate_size
-    x = f"{p}.mlp.experts"
     share = k / e
-    t = [Tensor(f"{p}.mlp.gate", e, h, ROUTER, i)]
+    if m.model_type == "gemma4_text":  # Gemma 4 keeps the expert block beside `mlp`: layers.N.experts, .router
+        x, gate = f"{p}.experts", f"{p}.router.proj"
+        t = [Tensor(gate, e, h, ROUTER, i), Tensor(f"{p}.router.scales", h + e, 1, VECTOR, i)]  # scale, per_expert_scale
+    else:
+        x, gate = f"{p}.mlp.experts", f"{p}.mlp.gate"
+        t = [Tensor(gate, e, h, ROUTER, i)]
     if moe.router_bias:
-        t.append(Tensor(f"{p}.mlp.gate.bias", e, 1, VECTOR, i))
+        t.append(Tensor(f"{gate}.bias", e, 1, VECTOR, i))
     mats = [("gate_proj", w, h), ("up_proj", w, h), ("down_proj", h, w)] if m.gated_mlp else [("up_proj", w, h), ("down_proj", h, w)]
     for name, rows, cols in mats:
         t.append(Tensor(f"{x}.{name}", rows, cols, LINEAR_W, i, copies=e, active=share))
@@ -138,7 +194,7 @@ def _mlp(m: ModelSpec, p: str, i: int) -> list[Tensor]:
     if moe.shared_experts:
         sw = moe.shared_intermediate_size * moe.shared_experts
         t.extend(_dense_mlp(f"{p}.mlp.shared_experts", h, sw, m, i))
-        if m.model_type in {"qwen2_moe", "qwen3_next"}:  # a sigmoid gate scales the shared expert
+        if m.model_type in {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text"}:  # a sigmoid gate scales the shared expert
             t.append(Tensor(f"{p}.mlp.shared_expert_gate", 1, h, ROUTER, i))
     return t
 

@@ -11,12 +11,12 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from wizard.sizing.layout import stage_layers
-from wizard.sizing.precision import WeightFormat, weight_format
-from wizard.sizing.tensors import LINEAR_W, LM_HEAD, REPLICATED_W, ROUTER, VECTOR, VISION, Tensor, inventory
+from wizard.sizing.precision import WeightFormat, module_format, weight_format
+from wizard.sizing.tensors import LINEAR_W, LM_HEAD, REPLICATED_W, ROUTER, VECTOR, VECTOR_W, VISION, Tensor, inventory
 from wizard.specs import ModelSpec
 
 QUANTIZABLE = (LINEAR_W, REPLICATED_W)
-NOT_SPLIT = (VECTOR, ROUTER, REPLICATED_W, VISION)  # replicated on every TP rank
+NOT_SPLIT = (VECTOR, ROUTER, REPLICATED_W, VISION, VECTOR_W)  # replicated on every TP rank
 
 
 class WeightBytes(NamedTuple):
@@ -34,7 +34,12 @@ class WeightBytes(NamedTuple):
 def tensor_bytes(t: Tensor, fmt: WeightFormat, m: ModelSpec) -> int:
     """Bytes of one tensor stored in `fmt` (16-bit when it is not a quantizable projection)."""
     n = t.rows * t.cols
-    if t.role not in QUANTIZABLE or fmt.bits >= 16 or _not_converted(t.name, m):
+    if m.quant is not None and m.quant.mixed and fmt.from_checkpoint:  # ModelOpt MIXED_PRECISION: per module kind
+        own = module_format(t.name, m.quant) if t.role in (*QUANTIZABLE, LM_HEAD) else None
+        if own is None:
+            return n * 2 * t.copies
+        fmt = own
+    elif t.role not in QUANTIZABLE or fmt.bits >= 16 or _not_converted(t.name, m):
         return n * 2 * t.copies
     b = n * fmt.bits // 8
     if fmt.group_size:  # one scale (+ zero) per group of input weights, per output row
@@ -48,6 +53,7 @@ def tensor_bytes(t: Tensor, fmt: WeightFormat, m: ModelSpec) -> int:
         b += fmt.scale_bytes  # per-tensor scale
     if fmt.g_idx:
         b += t.cols * 4
+    b += fmt.tensor_scale_bytes
     return b * t.copies
 
 
@@ -115,7 +121,7 @@ def expert_padding_bytes(m: ModelSpec, precision: str, tp: int, pp: int, multipl
     stage_of = [s for s, (lo, hi) in enumerate(stage_layers(m.num_layers, pp)) for _ in range(lo, hi)]
     per_stage = [0] * pp
     for t in inventory(m):
-        if t.role != LINEAR_W or ".mlp.experts." not in t.name or t.layer is None:
+        if t.role != LINEAR_W or t.copies == 1 or t.layer is None:  # routed experts: one tensor, E copies
             continue
         rows, cols = (h_pad, w_pad) if t.rows == h and t.cols == w else (w_pad, h_pad)
         extra = tensor_bytes(t._replace(rows=rows, cols=cols), fmt, m) - tensor_bytes(t, fmt, m)

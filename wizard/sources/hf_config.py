@@ -12,24 +12,44 @@ allocating for minutes or printing a meaningless figure. The largest real values
 from __future__ import annotations
 
 import builtins
+import re
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.specs import FULL, LINEAR, SLIDING, LinearAttentionSpec, MlaSpec, ModelSpec, MoeSpec, QuantSpec, VisionEncoderSpec
+from wizard.specs import (
+    CHUNKED,
+    FULL,
+    LINEAR,
+    SLIDING,
+    IndexerSpec,
+    LinearAttentionSpec,
+    MlaSpec,
+    ModelSpec,
+    MoeSpec,
+    QuantSpec,
+    VisionEncoderSpec,
+)
 
 # model_type values this parser knows by name; others fall back to the labelled generic estimate.
 KNOWN_TYPES = {
     "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text", "phi3", "mixtral",
     "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "qwen3_next", "granite", "olmo2",
     "mllama", "mllama_text_model",
+    # late-2025/2026 families (transformers 5.x and vLLM 0.33 modelling code, cited where each is read)
+    "qwen3_5_text", "qwen3_5_moe_text", "deepseek_v32", "glm_moe_dsa", "kimi_k2", "minimax_m2", "llama4_text",
+    "gemma4_text",
 }
 # Families whose MLP is the classic two-matrix (up, down) GELU MLP instead of a gated one.
 TWO_MATRIX_MLP = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "gpt_bigcode"}
 # transformers' default for tie_word_embeddings when config.json omits it (PretrainedConfig says True,
 # but each model config class overrides it; these are the classes that keep True).
-TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text"}
-FOUR_NORM_TYPES = {"gemma2", "gemma3", "gemma3_text"}  # pre/post attention and pre/post feed-forward norms
-QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3", "gemma3_text", "olmo2"}
+TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4_text"}
+FOUR_NORM_TYPES = {"gemma2", "gemma3", "gemma3_text", "gemma4_text"}  # pre/post attention and feed-forward norms
+QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3", "gemma3_text", "olmo2", "qwen3_5_text",
+                 "qwen3_5_moe_text", "gemma4_text", "minimax_m2"}
+# Gated attention: q_proj emits q and a sigmoid output gate of the same width (config attn_output_gate; Qwen3-Next
+# has no key and always gates: transformers modeling_qwen3_next.Qwen3NextAttention).
+OUTPUT_GATE_TYPES = {"qwen3_next"}
 # Keys that published configs omit because transformers' config class supplies them (checked in
 # transformers configuration_gemma3.py, Gemma3TextConfig.__init__ defaults): gemma-3 4b's text_config lists
 # only hidden_size, intermediate_size, num_hidden_layers and sliding_window.
@@ -52,13 +72,15 @@ BOUNDS = {
     **dict.fromkeys((
         "num_hidden_layers", "max_window_layers", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
         "full_attention_interval", "sliding_window_pattern", "num_nextn_predict_layers", "num_global_layers", "depth",
+        "mtp_num_hidden_layers", "num_mtp_modules", "interleave_moe_layer_step", "vt_num_hidden_layers",
     ), MAX_LAYERS),
     "vocab_size": MAX_VOCAB,
     **dict.fromkeys((
         "n_routed_experts", "num_local_experts", "num_experts", "num_experts_per_tok", "experts_per_token",
-        "n_shared_experts",
+        "n_shared_experts", "top_k_experts",
     ), MAX_EXPERTS),
-    **dict.fromkeys(("max_position_embeddings", "sliding_window", "mm_tokens_per_image"), MAX_CONTEXT),
+    **dict.fromkeys(("max_position_embeddings", "sliding_window", "mm_tokens_per_image", "attention_chunk_size",
+                     "index_topk"), MAX_CONTEXT),
 }
 
 
@@ -221,8 +243,10 @@ def parse_config(
     if dtype_name == "float32":
         notes.append("checkpoint is float32: vLLM serves it in 16-bit by default (dtype auto), sized at 2 bytes")
 
-    if lm.has("num_nextn_predict_layers") and lm.int("num_nextn_predict_layers", minimum=0):
-        notes.append("multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding")
+    mtp = _mtp_layers(lm)
+    if mtp:
+        notes.append(f"{mtp} multi-token-prediction layer(s) in the checkpoint, not counted: vLLM loads them only for "
+                     "speculative decoding (--speculative-config with method mtp)")
     cross_layers: tuple[int, ...] = ()
     if lm.has("cross_attention_layers"):
         cross_layers = lm.indices("cross_attention_layers", layers)
@@ -232,11 +256,18 @@ def parse_config(
     intermediate = lm.int("intermediate_size", 0, minimum=0)
     if moe is not None and lm_type == "gpt_oss":
         intermediate = 0  # gpt-oss: intermediate_size is the expert width; there is no dense MLP
+    if lm_type == "llama4_text":  # intermediate_size is the expert width; dense layers use intermediate_size_mlp
+        intermediate = lm.int("intermediate_size_mlp", 0, minimum=0)
     if moe is None and intermediate == 0:
         raise InputError(f"{lm.where}.intermediate_size", "missing", "expected an integer >= 1 for a dense model")
 
     kinds, window = _layer_kinds(lm, lm_type, layers)
     linear = _linear_attention(lm, hidden) if LINEAR in kinds else None
+    chunk = lm.int("attention_chunk_size") if CHUNKED in kinds else None
+    full_head_dim, full_kv_heads, k_eq_v = _full_layer_geometry(lm, lm_type, heads)
+    indexer = None
+    if lm.has("index_topk") and mla is not None:  # DeepSeek sparse attention: an indexer beside every MLA layer
+        indexer = IndexerSpec(heads=lm.int("index_n_heads"), head_dim=lm.int("index_head_dim"), topk=lm.int("index_topk"))
 
     attention_bias = lm.bool("attention_bias", False)
     qkv_bias = attention_bias or lm_type == "qwen2" or (lm_type == "qwen2_moe")
@@ -269,7 +300,7 @@ def parse_config(
         o_bias=o_bias,
         mlp_bias=lm.bool("mlp_bias", False),
         norms_per_layer=4 if lm_type in FOUR_NORM_TYPES else 2,
-        qk_norm=lm_type in QK_NORM_TYPES,
+        qk_norm=lm_type in QK_NORM_TYPES and (lm_type != "minimax_m2" or lm.bool("use_qk_norm", True)),
         attention_sinks=lm_type == "gpt_oss",
         mla=mla,
         moe=moe,
@@ -281,7 +312,42 @@ def parse_config(
         extra_embedding_rows=8 if lm_type == "mllama_text_model" else 0,
         quant=quant,
         notes=tuple(notes),
+        full_head_dim=full_head_dim,
+        full_kv_heads=full_kv_heads,
+        k_eq_v=k_eq_v,
+        dense_mlp_beside_moe=lm_type == "gemma4_text" and moe is not None,
+        chunk_size=chunk,
+        indexer=indexer,
+        qk_norm_full_width=lm_type == "minimax_m2" and lm.str("qk_norm_type", "per_layer") == "per_layer",
+        attn_output_gate=lm_type in OUTPUT_GATE_TYPES or lm.bool("attn_output_gate", False),
+        mtp_layers=mtp,
     )
+
+
+def _mtp_layers(lm: ConfigReader) -> int:
+    """Multi-token-prediction layers the checkpoint ships (DeepSeek num_nextn_predict_layers, Qwen3.5
+    mtp_num_hidden_layers, MiniMax-M2 num_mtp_modules when use_mtp)."""
+    for key in ("num_nextn_predict_layers", "mtp_num_hidden_layers"):
+        if lm.has(key):
+            return lm.int(key, minimum=0)
+    if lm.bool("use_mtp", False) and lm.has("num_mtp_modules"):
+        return lm.int("num_mtp_modules", minimum=0)
+    return 0
+
+
+def _full_layer_geometry(lm: ConfigReader, lm_type: str, heads: int) -> tuple[int | None, int | None, bool]:
+    """Gemma 4's full-attention layers: their own head size (global_head_dim, default 512) and, when
+    attention_k_eq_v, num_global_key_value_heads and no v_proj (transformers configuration_gemma4.py
+    per_layer_config; vLLM gemma4.py loads K into the V slot too, so the KV cache still holds both)."""
+    if lm_type != "gemma4_text":
+        return None, None, False
+    k_eq_v = lm.bool("attention_k_eq_v", False)
+    head_dim = lm.int("global_head_dim", 512)
+    kv = lm.int("num_global_key_value_heads") if k_eq_v and lm.has("num_global_key_value_heads") else None
+    if kv is not None and heads % kv:
+        raise InputError(f"{lm.where}.num_global_key_value_heads", kv,
+                         f"expected a divisor of num_attention_heads ({heads})")
+    return head_dim, kv, k_eq_v
 
 
 def _mla(lm: ConfigReader) -> MlaSpec:
@@ -301,7 +367,7 @@ def _moe(lm: ConfigReader, lm_type: str, layers: int) -> MoeSpec | None:
                or lm.opt_int("num_experts", minimum=0))
     if not experts or experts <= 1:
         return None
-    per_token_key = "num_experts_per_tok" if lm.has("num_experts_per_tok") else "experts_per_token"
+    per_token_key = next((k for k in ("num_experts_per_tok", "top_k_experts") if lm.has(k)), "experts_per_token")
     per_token = lm.int(per_token_key, maximum=experts)
     if lm_type == "gpt_oss" or lm_type == "mixtral" or not lm.has("moe_intermediate_size"):
         width = lm.int("intermediate_size")  # Mixtral, gpt-oss: intermediate_size is per expert
@@ -312,6 +378,10 @@ def _moe(lm: ConfigReader, lm_type: str, layers: int) -> MoeSpec | None:
         k = lm.int("first_k_dense_replace", minimum=0)
         freq = lm.int("moe_layer_freq", 1)
         dense = [i for i in range(layers) if i < k or (i - k) % freq]
+    elif lm_type == "llama4_text":  # moe_layers, else every interleave_moe_layer_step-th layer (configuration_llama4)
+        step = lm.int("interleave_moe_layer_step", 1)
+        sparse = set(lm.indices("moe_layers", layers)) if lm.has("moe_layers") else set(range(step - 1, layers, step))
+        dense = [i for i in range(layers) if i not in sparse]
     else:  # Qwen MoE: mlp_only_layers and decoder_sparse_step
         only = set(lm.indices("mlp_only_layers", layers))
         step = lm.int("decoder_sparse_step", 1)
@@ -324,6 +394,8 @@ def _moe(lm: ConfigReader, lm_type: str, layers: int) -> MoeSpec | None:
     elif lm.has("shared_expert_intermediate_size") and lm.int("shared_expert_intermediate_size", minimum=0):
         shared = 1
         shared_width = lm.int("shared_expert_intermediate_size")
+    elif lm_type == "llama4_text":  # Llama4TextMoe: one shared expert as wide as a routed one
+        shared, shared_width = 1, width
     return MoeSpec(
         num_experts=experts,
         experts_per_token=per_token,
@@ -331,7 +403,7 @@ def _moe(lm: ConfigReader, lm_type: str, layers: int) -> MoeSpec | None:
         shared_experts=shared,
         shared_intermediate_size=shared_width,
         dense_layers=tuple(dense),
-        router_bias=lm.str("topk_method") == "noaux_tc" or lm_type == "gpt_oss",
+        router_bias=lm.str("topk_method") == "noaux_tc" or lm_type == "gpt_oss" or lm.bool("use_routing_bias", False),
         expert_bias=lm_type == "gpt_oss",
     )
 
@@ -356,6 +428,17 @@ def _layer_kinds(lm: ConfigReader, lm_type: str, layers: int) -> tuple[tuple[str
         if SLIDING in kinds and window is None:
             raise InputError(f"{lm.where}.sliding_window", "missing", "expected an integer: layer_types has sliding layers")
         return tuple(kinds), window if SLIDING in kinds else None
+    if lm_type == "llama4_text" and lm.has("attention_chunk_size"):
+        # Layers with RoPE attend within their attention_chunk_size block; every no_rope_layer_interval-th layer
+        # (no_rope_layers[i] == 0) is global NoPE attention (configuration_llama4.py; vLLM llama4.py
+        # use_chunked_local_attn = not nope and attention_chunk_size).
+        rope = lm.data.get("no_rope_layers")
+        if rope is None:
+            interval = lm.int("no_rope_layer_interval", 4)
+            rope = [int((i + 1) % interval != 0) for i in range(layers)]
+        if not isinstance(rope, list) or len(rope) != layers or any(v not in (0, 1) for v in rope):
+            raise InputError(f"{lm.where}.no_rope_layers", rope, f"expected a list of {layers} flags, 0 or 1")
+        return tuple(CHUNKED if v else FULL for v in rope), None
     if lm_type == "qwen3_next":  # every full_attention_interval-th layer is full attention, the rest Gated DeltaNet
         interval = lm.int("full_attention_interval", 4)
         return tuple(FULL if (i + 1) % interval == 0 else LINEAR for i in range(layers)), None
@@ -375,7 +458,11 @@ def _layer_kinds(lm: ConfigReader, lm_type: str, layers: int) -> tuple[tuple[str
 
 
 def _linear_attention(lm: ConfigReader, hidden: int) -> LinearAttentionSpec:
-    """Gated DeltaNet layers of Qwen3-Next (transformers modeling_qwen3_next.Qwen3NextGatedDeltaNet)."""
+    """Gated DeltaNet layers of Qwen3-Next and Qwen3.5 (transformers modeling_qwen3_next.Qwen3NextGatedDeltaNet;
+    Qwen3.5 splits in_proj_qkvz into in_proj_qkv + in_proj_z and in_proj_ba into in_proj_b + in_proj_a, the same
+    shapes). The recurrent state is kept in `mamba_ssm_dtype` when the config names one: vLLM 0.33 sets
+    --mamba-ssm-cache-dtype auto to it (models/config.py Qwen3_5ForConditionalGenerationConfig), and Qwen3.5's
+    configs say float32; otherwise the model dtype (mamba_utils.py gated_delta_net_state_dtype)."""
     k_heads = lm.int("linear_num_key_heads")
     v_heads = lm.int("linear_num_value_heads")
     k_dim = lm.int("linear_key_head_dim")
@@ -391,21 +478,32 @@ def _linear_attention(lm: ConfigReader, hidden: int) -> LinearAttentionSpec:
         + v_dim  # gated RMSNorm over a head
         + value_dim * hidden  # out_proj
     )
-    state = (conv_dim * (kernel - 1) + v_heads * k_dim * v_dim) * 2  # conv state + recurrent state, 16-bit
+    ssm_dtype = lm.str("mamba_ssm_dtype", "auto")
+    if ssm_dtype not in ("auto", "bfloat16", "float16", "float32"):
+        raise InputError(f"{lm.where}.mamba_ssm_dtype", ssm_dtype, "expected float32, bfloat16 or float16")
+    recurrent = 4 if ssm_dtype == "float32" else 2
+    state = conv_dim * (kernel - 1) * 2 + v_heads * k_dim * v_dim * recurrent  # conv (model dtype) + recurrent
     return LinearAttentionSpec(
         params_per_layer=params,
         key_heads=k_heads,
         value_heads=v_heads,
         state_bytes_per_sequence=state,
-        source="Gated DeltaNet: conv state (2*key_dim+value_dim)*(kernel-1) + recurrent v_heads*k_dim*v_dim, 2 bytes",
+        source=("Gated DeltaNet: conv state (2*key_dim+value_dim)*(kernel-1) at 2 bytes + recurrent state "
+                f"v_heads*k_dim*v_dim at {recurrent} bytes ({'mamba_ssm_dtype float32' if recurrent == 4 else 'the model dtype'})"),
+        key_head_dim=k_dim,
+        value_head_dim=v_dim,
+        conv_kernel=kernel,
+        recurrent_state_bytes=recurrent,
     )
 
 
 def _vision_params(vision: ConfigReader, text: ConfigReader) -> int:
     """A ViT tower: per layer 4h² + 2hI weights with biases and two LayerNorms, patch/position embeddings, projector."""
-    h = vision.int("hidden_size")
-    inter = vision.int("intermediate_size")
-    n = (vision.opt_int("num_hidden_layers") or vision.int("depth")) + (vision.opt_int("num_global_layers") or 0)
+    # Kimi-K2.5's MoonViT names its widths vt_* (configuration_kimi_k25.py); Qwen3.5's tower says depth.
+    h = vision.int("vt_hidden_size") if vision.has("vt_hidden_size") else vision.int("hidden_size")
+    inter = vision.int("vt_intermediate_size") if vision.has("vt_intermediate_size") else vision.int("intermediate_size")
+    n = (vision.opt_int("num_hidden_layers") or vision.opt_int("vt_num_hidden_layers") or vision.int("depth")) + (
+        vision.opt_int("num_global_layers") or 0)
     patch = vision.int("patch_size", 14)
     image = vision.int("image_size", 224, minimum=patch)
     channels = vision.int("num_channels", 3)
@@ -470,20 +568,14 @@ def _quant(qc: ConfigReader | None, hf_quant: dict[str, Any] | None, notes: list
     if hf_quant is not None:  # NVIDIA ModelOpt: hf_quant_config.json beside config.json
         q = ConfigReader(hf_quant, "hf_quant_config.json").sub("quantization") or ConfigReader(
             {}, "hf_quant_config.json.quantization")
-        algo = q.str("quant_algo").upper()
-        bits = 8 if "FP8" in algo or "INT8" in algo else 4
-        return QuantSpec(
-            method="modelopt",
-            bits=bits,
-            group_size=q.opt_int("group_size"),
-            not_converted=q.names("exclude_modules"),
-            kv_cache_fp8="FP8" in q.str("kv_cache_quant_algo").upper(),
-        )
+        return _modelopt(q)
     if qc is None:
         return None
     method = qc.str("quant_method", "unknown").lower()
     skip_key = next((k for k in ("modules_to_not_convert", "ignored_layers", "ignore") if qc.data.get(k)), None)
-    skip = qc.names(skip_key) if skip_key else ()
+    skip = tuple(_tool_name(n) for n in qc.names(skip_key)) if skip_key else ()
+    if method == "modelopt":  # newer ModelOpt exports put the same keys in config.json
+        return _modelopt(qc)
     if method in {"awq", "gptq", "awq_marlin", "gptq_marlin"}:
         bits = qc.opt_int("bits", maximum=8) or qc.int("w_bit", maximum=8)
         return QuantSpec(
@@ -502,9 +594,13 @@ def _quant(qc: ConfigReader | None, hf_quant: dict[str, Any] | None, notes: list
         if weights is None:
             notes.append("compressed-tensors config without weight settings: sized as 16-bit")
             return None
+        bits = weights.int("num_bits", 8, maximum=MAX_QUANT_BITS)
+        if bits == 4 and weights.str("type") == "float":  # nvfp4-pack-quantized: NVFP4, strategy tensor_group
+            return QuantSpec(method="compressed-tensors", bits=4, group_size=weights.int("group_size", 16),
+                             not_converted=skip, fp4="nvfp4")
         return QuantSpec(
             method="compressed-tensors",
-            bits=weights.int("num_bits", 8, maximum=MAX_QUANT_BITS),
+            bits=bits,
             group_size=weights.int("group_size") if weights.str("strategy") == "group" else None,
             block_size=weights.pair("block_structure"),
             not_converted=skip,
@@ -514,6 +610,78 @@ def _quant(qc: ConfigReader | None, hf_quant: dict[str, Any] | None, notes: list
         return QuantSpec(method="bitsandbytes", bits=4 if four else 8, group_size=64 if four else None, not_converted=skip)
     notes.append(f"quantization method {method!r} is not modelled: weights sized at 16-bit (an overestimate)")
     return None
+
+
+def _modelopt(q: ConfigReader) -> QuantSpec:
+    """NVIDIA ModelOpt: quant_algo (FP8, NVFP4, MIXED_PRECISION), exclude_modules (or ignore), group_size, and
+    kv_cache_quant_algo / kv_cache_scheme — from hf_quant_config.json or config.json's quantization_config."""
+    algo = q.str("quant_algo").upper()
+    mixed = _modelopt_mixed(q) if algo == "MIXED_PRECISION" else ()
+    if mixed:
+        fp4 = "nvfp4" if any(f == "nvfp4" for _, f, _ in mixed) else ""
+        bits = 4 if fp4 else 8
+        group = next((g for _, f, g in mixed if f == "nvfp4"), None)
+    else:
+        fp4 = "nvfp4" if "NVFP4" in algo else ""
+        bits = 8 if not fp4 and ("FP8" in algo or "INT8" in algo) else 4
+        group = q.opt_int("group_size") or (16 if fp4 else None)
+    skip = q.names("exclude_modules") or q.names("ignore")
+    scheme = q.sub("kv_cache_scheme")
+    kv_fp8 = "FP8" in q.str("kv_cache_quant_algo").upper() or (
+        scheme is not None and scheme.str("type") == "float" and scheme.data.get("num_bits") == 8)
+    return QuantSpec(method="modelopt", bits=bits, group_size=group, not_converted=tuple(_tool_name(n) for n in skip),
+                     kv_cache_fp8=kv_fp8, fp4=fp4, mixed=mixed)
+
+
+def _tool_name(pattern: str) -> str:
+    """A checkpoint's module pattern in the tool's naming: multimodal wrappers' language-model prefixes dropped
+    ("language_model.model.layers.0*", "model.language_model.layers.3.mlp" → "model.layers...")."""
+    for prefix in ("model.language_model.", "language_model.model.", "language_model."):
+        if pattern.startswith(prefix):
+            rest = pattern[len(prefix):]
+            return rest if rest.startswith(("lm_head", "model.")) else "model." + rest
+    return pattern
+
+
+# ModelOpt quant_algo names and the storage format each one means (modelopt.py @ vLLM v0.33.0: NVFP4 = E2M1 values
+# with one FP8 E4M3 scale per 16 and two fp32 per-tensor scales; W4A16_NVFP4 stores the same, activations 16-bit).
+MODELOPT_FORMATS = {"NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "W4A8_NVFP4_FP8": "nvfp4", "FP8": "fp8",
+                    "FP8_PER_CHANNEL_PER_TOKEN": "fp8", "FP8_PB_WO": "fp8"}
+
+
+def _modelopt_mixed(q: ConfigReader) -> tuple[tuple[str, str, int | None], ...]:
+    """MIXED_PRECISION's quantized_layers as (module kind, format, group) per kind of projection.
+
+    A kind is the module path below `layers.N.` with expert numbers dropped ("mlp.experts.gate_proj", "mlp.experts"
+    for a fused entry, "self_attn.q_proj", "lm_head"), so it matches the tool's tensor names whatever the
+    checkpoint's own prefix ("model.language_model.layers.3.") or the family's name of the block (shared_expert,
+    block_sparse_moe, ffn). Layers of one kind stored in two formats are refused: the tool sizes a kind at one."""
+    layers = q.data.get("quantized_layers")
+    if not isinstance(layers, dict) or not layers:
+        raise InputError(f"{q.where}.quantized_layers", layers, "expected an object of module names for MIXED_PRECISION")
+    kinds: dict[str, tuple[str, int | None]] = {}
+    for name, entry in layers.items():
+        spec = ConfigReader(entry, f"{q.where}.quantized_layers.{name}")
+        algo = spec.str("quant_algo").upper()
+        fmt = MODELOPT_FORMATS.get(algo)
+        if fmt is None:
+            raise InputError(f"{spec.where}.quant_algo", algo, "expected one of " + ", ".join(sorted(MODELOPT_FORMATS)))
+        kind = module_kind(name)
+        value = (fmt, spec.opt_int("group_size") if fmt == "nvfp4" else None)
+        if kinds.setdefault(kind, value) != value:
+            raise InputError(f"{q.where}.quantized_layers", name,
+                             f"expected every {kind} in one format (found {kinds[kind][0]} and {fmt})")
+    return tuple((k, f, g) for k, (f, g) in sorted(kinds.items()))
+
+
+def module_kind(name: str) -> str:
+    """The kind of a module path: below `layers.N.`, numbers dropped, family block names made one."""
+    tail = re.sub(r"^.*?\blayers\.\d+\.", "", name)
+    tail = re.sub(r"\.\d+(?=\.|$)", "", tail)
+    for a, b in (("block_sparse_moe.", "mlp."), ("feed_forward.", "mlp."), ("ffn.", "mlp."),
+                 ("shared_expert.", "shared_experts."), ("mlp.shared_expert.", "mlp.shared_experts.")):
+        tail = tail.replace(a, b)
+    return "lm_head" if tail.endswith("lm_head") else tail
 
 
 def _group_size(qc: ConfigReader) -> int | None:

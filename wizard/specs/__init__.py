@@ -3,10 +3,12 @@
 from wizard.specs.gpu import GpuSpec
 from wizard.specs.price import GpuPrice, ManagedPrice
 from wizard.specs.model import (
+    CHUNKED,
     FULL,
     LINEAR,
     SLIDING,
     ExactWeights,
+    IndexerSpec,
     LinearAttentionSpec,
     MlaSpec,
     ModelSpec,
@@ -16,6 +18,7 @@ from wizard.specs.model import (
 )
 
 __all__ = [
+    "CHUNKED",
     "FULL",
     "LINEAR",
     "SLIDING",
@@ -23,6 +26,7 @@ __all__ = [
     "GpuPrice",
     "GpuSpec",
     "ManagedPrice",
+    "IndexerSpec",
     "LinearAttentionSpec",
     "MlaSpec",
     "ModelSpec",

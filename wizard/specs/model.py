@@ -13,6 +13,7 @@ from typing import NamedTuple
 FULL = "full"  # keeps every token of the context
 SLIDING = "sliding"  # keeps at most `sliding_window` tokens
 LINEAR = "linear"  # linear attention / Mamba: a fixed-size state per sequence, no per-token cache
+CHUNKED = "chunked"  # chunked local attention (Llama 4): attends only within its attention_chunk_size block
 
 
 class MlaSpec(NamedTuple):
@@ -46,6 +47,19 @@ class LinearAttentionSpec(NamedTuple):
     value_heads: int
     state_bytes_per_sequence: int  # conv + recurrent state of one layer, whole (before TP split), at its own dtype
     source: str  # formula used, for the rationale
+    key_head_dim: int = 0  # Gated DeltaNet shapes, to list its projections one by one (0: one opaque tensor)
+    value_head_dim: int = 0
+    conv_kernel: int = 0
+    recurrent_state_bytes: int = 2  # bytes per element of the recurrent state (config mamba_ssm_dtype float32: 4)
+
+
+class IndexerSpec(NamedTuple):
+    """DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, GLM-5): a small attention that picks the
+    `topk` tokens MLA attends to, with its own cached key per token in every layer (units: heads, elements)."""
+
+    heads: int  # index_n_heads
+    head_dim: int  # index_head_dim
+    topk: int  # index_topk: tokens each query attends to in the sparse MLA
 
 
 class VisionEncoderSpec(NamedTuple):
@@ -69,6 +83,10 @@ class QuantSpec(NamedTuple):
     not_converted: tuple[str, ...] = ()  # module name patterns kept at 16-bit (modules_to_not_convert)
     kv_cache_fp8: bool = False  # checkpoint ships fp8 KV scales (modelopt kv_cache_quant_algo)
     desc_act: bool = False  # GPTQ act-order: one int32 g_idx per input channel
+    fp4: str = ""  # 4-bit float format: "nvfp4" (E2M1, one FP8 E4M3 scale per 16) or "" (integer int4 / mxfp4 method)
+    # ModelOpt MIXED_PRECISION: (module kind, format, group size) per kind of projection, the layer index removed
+    # ("mlp.experts", "self_attn.q_proj", "lm_head"); projections not listed stay 16-bit.
+    mixed: tuple[tuple[str, str, int | None], ...] = ()
 
 
 class ExactWeights(NamedTuple):
@@ -116,6 +134,15 @@ class ModelSpec(NamedTuple):
     quant: QuantSpec | None = None
     exact: ExactWeights | None = None
     notes: tuple[str, ...] = ()  # caveats shown with every figure (generic estimate, sibling config)
+    full_head_dim: int | None = None  # full-attention layers' own head size (Gemma 4 global layers: 512)
+    full_kv_heads: int | None = None  # full-attention layers' own KV heads (Gemma 4 num_global_key_value_heads)
+    k_eq_v: bool = False  # full-attention layers ship k_proj only: V is K (Gemma 4 attention_k_eq_v)
+    dense_mlp_beside_moe: bool = False  # every layer runs a dense MLP and the expert block side by side (Gemma 4)
+    chunk_size: int | None = None  # CHUNKED layers' attention_chunk_size (tokens)
+    indexer: IndexerSpec | None = None  # DeepSeek sparse attention (every MLA layer has one)
+    qk_norm_full_width: bool = False  # q/k norms over all heads at once (MiniMax-M2 qk_norm_type per_layer)
+    attn_output_gate: bool = False  # q_proj also emits a sigmoid output gate as wide as q (Qwen3-Next, Qwen3.5)
+    mtp_layers: int = 0  # multi-token-prediction layers in the checkpoint: loaded only for speculative decoding
 
     @property
     def attention(self) -> str:
@@ -131,6 +158,10 @@ class ModelSpec(NamedTuple):
         extras = []
         if SLIDING in self.layer_kinds:
             extras.append("sliding-window")
+        if CHUNKED in self.layer_kinds:
+            extras.append("chunked-local")
         if LINEAR in self.layer_kinds:
             extras.append("hybrid-linear")
+        if self.indexer is not None:
+            extras.append("sparse")
         return "+".join([kind, *extras])
