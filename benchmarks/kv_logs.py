@@ -51,7 +51,7 @@ def main() -> int:
         version = str(o.pop("vllm_version"))
         c = check_log(DATA / row["file"], model=o.pop("model"), gpu=o.pop("gpu", None), vllm_version=version, run=o)
         head = next((i for i in c.items if i.name == "kv_tokens"), None) or next(
-            (i for i in c.items if i.name in ("available_kv_gib", "kv_tokens_at_logged_memory")), None)
+            (i for i in c.items if i.name in ("available_kv_gib", "kv_tokens_at_logged_memory", "kv_needed_gib")), None)
         if head is None:
             print(f"{row['id']:48} {version:>9} {profile_for(c.vllm_version).id:>10} {c.verdict}")
             continue
@@ -61,7 +61,7 @@ def main() -> int:
         else:
             counted += 1
             within += abs(head.difference) <= 0.03
-        print(f"{row['id']:48} {c.vllm_version:>9} {profile_for(c.vllm_version).id:>10} {head.name.replace('kv_tokens_at_logged_memory', 'kv_tokens@logged'):>16} "
+        print(f"{row['id']:48} {c.vllm_version:>9} {profile_for(c.vllm_version).id:>10} {head.name.replace('kv_tokens_at_logged_memory', 'kv_tokens@logged').replace('kv_needed_gib', 'kv_needed@len'):>16} "
               f"{head.predicted:>10,} {head.logged:>10,} {head.difference:>+8.1%}" + ("  (fit)" if fit else "")
               + ("  (KV bytes per token only: no card)" if spec.get("per_token_only") else "")
               + (f"  ({head.predicted - head.logged:+.2f} GiB; a start that (nearly) failed is scored against its "

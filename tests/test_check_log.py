@@ -90,7 +90,7 @@ def test_each_predictable_log_is_checked_against_its_own_release(row_id):
     out = r.json()
     assert out["vllm_version"] == str(o["vllm_version"])
     head = next(i for i in out["items"] if i["name"] in ("kv_tokens", "available_kv_gib")
-                or spec.get("per_token_only") and i["name"] == "kv_tokens_at_logged_memory")
+                or spec.get("per_token_only") and i["name"] in ("kv_tokens_at_logged_memory", "kv_needed_gib"))
     if spec["expect"] == "match":
         assert r.code == 0 and abs(head["difference"]) <= 0.03, out["verdict"]
     else:  # a known gap of the model (checks.yaml says which): reported as a mismatch, exit 1, with its part
@@ -293,3 +293,14 @@ def test_a_marlin_line_in_the_log_pads_the_experts_whatever_the_release_rule(tmp
     assert b["predicted"]["weights_gib"] - a["predicted"]["weights_gib"] == pytest.approx(5.13, abs=0.01)
     advice = run_main("check-log", str(plain), "--gpu", "h100-sxm-80gb", "--concurrency", "64", "--json").json()
     assert any(x.startswith("VLLM_USE_FLASHINFER_SAMPLER=1 frees") for x in advice["advice"]), advice["advice"]
+
+
+def test_a_failed_start_without_a_card_checks_the_kv_one_sequence_needs():
+    """The DGX Spark MiniMax-M2.7-AWQ log: no card, unknown AWQ weights, but its error names the KV one
+    196,608-token sequence needs: 62 layers × 2 × (8 KV heads / TP 2) × 128 × 2 bytes = 126,976 B a token, so
+    196,608 tokens = 23.25 GiB, as logged."""
+    r = run_main("check-log", str(DATA / "v1g_spark396_2xgb10_minimax_m27_awq_error.log"), "--model",
+                 "MiniMaxAI/MiniMax-M2.7", "--vllm-version", "0.29.1", "--tp", "2", "--json")
+    item = next(i for i in r.json()["items"] if i["name"] == "kv_needed_gib")
+    assert round(62 * 2 * 4 * 128 * 2 * 196_608 / 2**30, 2) == item["predicted"] == item["logged"] == 23.25
+    assert r.code == 0 and "no card" in r.json()["verdict"]

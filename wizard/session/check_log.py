@@ -190,6 +190,24 @@ def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str,
                 CAUSES["kv_tokens"])
 
 
+def _needed_at_logged_length(log: StartupLog, model: ModelSpec, version: str) -> Item | None:
+    """A failed start's "X GiB KV cache is needed" for max_model_len, from the model's KV bytes per sequence alone:
+    like the per-token check, it needs no card (and no weights: a quantized checkpoint of unknown bytes keeps its
+    base model's KV shape). None when the log states no such error."""
+    if not log.kv_needed_gib or not log.needed_len:
+        return None
+    engine = profile_for(version)
+    batched = log.max_num_batched_tokens or engine.tiers[-1].tokens
+    try:
+        stages = kv_stages(model, _kv_dtype(log), log.tp or 1, log.pp or 1,
+                           batched * engine.in_flight_batches(log.pp or 1) or None)
+    except (InputError, ZeroDivisionError):
+        return None
+    gib = round(max(st.bytes_per_sequence(log.needed_len) for st in stages) / GIB, 2)
+    return Item("kv_needed_gib", log.kv_needed_gib, gib, (gib - log.kv_needed_gib) / log.kv_needed_gib,
+                CAUSES["kv_needed_gib"])
+
+
 def predicted_figures(r: SizeResult) -> dict[str, Any]:
     """The sizing's figures under the log's names (GiB to 2 decimals as vLLM prints, tokens)."""
     pool = r.kv_pool_bytes
@@ -254,6 +272,7 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
             said.append("no card: give --gpu (the log states no total memory to match)")
         check.verdict = "no prediction: " + "; ".join(s for s in said if s.startswith(("no ", "cannot")))
         per_token = _tokens_at_logged_memory(log, spec, version) if spec is not None else None
+        needed = _needed_at_logged_length(log, spec, version) if spec is not None else None
         if per_token is not None:  # the capacity the logged memory holds: KV bytes per token, whatever the card
             check.items.append(per_token)
             check.matches = abs(per_token.difference) <= TOLERANCE
@@ -261,6 +280,13 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
                              f"{per_token.predicted:,} tokens fit the logged {log.available_kv_gib} GiB, "
                              f"{per_token.logged:,} logged ({per_token.difference:+.1%}); the budget itself is not "
                              "predicted (no card: give --gpu)")
+        elif needed is not None:  # a failed start: one sequence at max_model_len, whatever the card
+            check.items.append(needed)
+            check.matches = abs(needed.difference) <= TOLERANCE
+            check.verdict = (f"KV bytes per sequence {'match' if check.matches else 'do not match'}: one "
+                             f"{log.needed_len:,}-token sequence needs {needed.predicted} GiB, {needed.logged} GiB "
+                             f"logged ({needed.difference:+.1%}); the budget itself is not predicted (no card: give "
+                             "--gpu)")
         return check
     if log.total_gib:  # the budget's base is the total the run saw
         card = card._replace(memory_reported_bytes=int(log.total_gib * GIB))
