@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
+from cli_run import assert_one_line_error, run_main
 from wizard.errors import InputError
 from wizard.sizing.fit import SizeInputs, size
 from wizard.sizing.kv_cache import kv_stages
@@ -245,3 +247,17 @@ def test_weights_of_a_mixed_checkpoint_fit_between_its_fp4_and_fp8_bounds():
     whole = weight_bytes(m, "auto").total
     params = count_params(m).total
     assert params * 0.5 < whole < params * 1.1  # mostly 4.5-bit MLPs, 8-bit attention, 16-bit embeddings
+
+
+def test_a_release_older_than_the_architecture_says_it_cannot_serve_it(tmp_path):
+    """Gemma4ForConditionalGeneration is in vLLM 0.19.0's registry, not 0.18.0's (the wheels' registry.py): sized
+    with that caveat on 0.18.0, and the planner refuses it there in one line."""
+    m = catalog("google/gemma-4-26B-A4B")
+    old = size(m, find_gpu("a100-sxm-80gb"), SizeInputs(vllm_version="0.18.0"))
+    new = size(m, find_gpu("a100-sxm-80gb"), SizeInputs(vllm_version="0.19.0"))
+    assert any("has no Gemma4ForConditionalGeneration" in n and "v0.19.0" in n for n in old.notes)
+    assert not any("Gemma4ForConditionalGeneration" in n for n in new.notes)
+    answers = tmp_path / "a.yaml"
+    answers.write_text(yaml.safe_dump({"model": "google/gemma-4-26B-A4B", "peak_concurrency": 4, "ttft_p99_ms": 2000,
+                                       "tpot_p99_ms": 100, "ops_capability": "kubernetes", "vllm_version": "0.18.0"}))
+    assert_one_line_error(run_main("plan", "--answers", str(answers)), "model", "v0.19.0")

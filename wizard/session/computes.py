@@ -129,7 +129,7 @@ def name_params_b(model_id: str) -> tuple[float, str]:
 def model_facts(env: dict[str, Any], ctx: Context) -> Computed:
     """§2: parameter count from the config (not the name), the checkpoint's format against the asked precision."""
     spec = ctx.model(env["model"])
-    unserved = unserved_reason(spec.architecture)
+    unserved = unserved_reason(spec.architecture, ctx.extras.get("vllm_version") or DEFAULT_VLLM_VERSION)
     if unserved:  # vLLM refuses it at start-up: no launch script of ours could run it
         raise InputError("model", env["model"], "a model the target engine serves natively",
                          hint=f"{unserved}; choose another model, or pin that older vLLM outside this wizard")

@@ -6,7 +6,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for
+from wizard.sizing.engines import DEFAULT_VLLM_VERSION, profile_for, release
 from wizard.specs import GpuSpec
 
 VLLM_VERSION = DEFAULT_VLLM_VERSION  # one pinned target: flags are checked against it, images are tagged with it
@@ -32,14 +32,32 @@ def _removed() -> dict:
     return json.loads(REMOVED_ARCHITECTURES.read_text(encoding="utf-8"))
 
 
-def unserved_reason(architecture: str) -> str:
-    """Why vLLM VLLM_VERSION has no native implementation of this config.json architecture ('' when it has).
+ADDED_ARCHITECTURES = Path(__file__).parent / "data" / "vllm-added-architectures.json"
+
+
+@lru_cache(maxsize=1)
+def _added() -> dict:
+    return json.loads(ADDED_ARCHITECTURES.read_text(encoding="utf-8"))["added"]
+
+
+def unserved_reason(architecture: str, version: str = VLLM_VERSION) -> str:
+    """Why vLLM `version` has no native implementation of this config.json architecture ('' when it has): one the
+    registry gained after that release (data/vllm-added-architectures.json), or one VLLM_VERSION no longer serves.
 
     From vLLM's own `_PREVIOUSLY_SUPPORTED_MODELS` table and the pull requests that extended it
     (data/vllm-removed-architectures.json, sources there). Most are refused at start-up; a few fall back to
     vLLM's Transformers modelling backend, and a few are served by an out-of-tree plugin — neither path is what
     this wizard sizes or what its launch scripts start.
     """
+    added = _added().get(architecture)
+    if added is not None and version != VLLM_VERSION:
+        r = release(version)
+        if r <= release(added["absent"]):
+            return (f"vLLM {version} has no {architecture}: its model registry gained it in v{added['first']} "
+                    f"(v{added['absent']}'s lists none)")
+        if r < release(added["first"]):
+            return (f"vLLM {version} may not serve {architecture}: its model registry lists it from v{added['first']}, "
+                    f"not in v{added['absent']}, and this release was not checked")
     data = _removed()
     entry = data["removed"].get(architecture)
     if entry is None:

@@ -186,7 +186,7 @@ def check_card_precision(gpu: GpuSpec, fmt: WeightFormat) -> None:
 def size_notes(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, fmt: WeightFormat) -> tuple[str, ...]:
     """Caveats a reviewer needs beside the numbers (each names its rule)."""
     notes = list(model.notes)
-    unserved = unserved_reason(model.architecture)
+    unserved = unserved_reason(model.architecture, inputs.vllm_version)
     if unserved:
         notes.append(unserved + ". The wizard cannot plan it; these figures are memory arithmetic only")
     params = count_params(model)
