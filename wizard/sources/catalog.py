@@ -94,6 +94,8 @@ def gpu_catalog() -> tuple[GpuSpec, ...]:
         fields["sources"] = tuple(g.get("sources") or ())
         fields["notes"] = tuple(g.get("notes") or ())
         fields["memory_type"] = g.get("memory_type") or "HBM"
+        fields["fp4_flops"] = float(g["fp4_flops"]) if g.get("fp4_flops") is not None else None
+        fields["fp4_support"] = bool(g.get("fp4_support", False))
         out.append(GpuSpec(**fields))
     return tuple(out)
 

@@ -25,5 +25,8 @@ class GpuSpec(NamedTuple):
     tdp_w: int | None
     sources: tuple[str, ...]
     notes: tuple[str, ...] = ()
-    memory_type: str = "HBM"  # HBM (datacenter stacks) or GDDR6/GDDR6X/GDDR7 (consumer and L-class cards)
+    memory_type: str = "HBM"  # HBM (datacenter stacks), GDDR6/GDDR6X/GDDR7 (consumer, L-class and RTX PRO cards) or
+    # LPDDR5X (unified CPU+GPU memory of a superchip: DGX Spark / GB10)
     compute_capability: str | None = None  # CUDA compute capability ("9.0"); None for AMD and Gaudi cards
+    fp4_flops: float | None = None  # dense FP4 FLOP/s (NVFP4 / MXFP4 tensor cores); None without FP4 or no figure read
+    fp4_support: bool = False  # hardware FP4 tensor cores (Blackwell, AMD CDNA4); the figure may still be None
