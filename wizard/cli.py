@@ -173,8 +173,13 @@ def build_parser() -> Parser:
     bench.add_argument("--plan", required=True, metavar="plan.json", help="the starter repo's plan.json")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
 
-    models = sub.add_parser("models", help="list the bundled model catalog")
-    models.add_argument("--json", action="store_true")
+    models = sub.add_parser("models", help="list the bundled model catalog, newest family first",
+                            description="The bundled model catalog, grouped by family: families newest first (by "
+                                        "their first public release), and within a family by total parameters, "
+                                        "smallest first.")
+    models.add_argument("--family", metavar="NAME", default=None,
+                        help="only this family, e.g. Qwen3 or \"Llama 3.1\" (case does not matter)")
+    models.add_argument("--json", action="store_true", help="print one JSON array")
     gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
     gpus.add_argument("--json", action="store_true")
     guide = sub.add_parser("guide", help="print a section of the deployment guide (§1-§13), or their list",
@@ -379,21 +384,31 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    """The catalog grouped by family, newest family first, then by total parameters SMALLEST first: a newcomer
+    looks for what runs on the hardware at hand, and the smallest model is the cheapest to try (the ladder the
+    families' own model cards climb; wizard/sources/families.py has the tie rules). `--family NAME` keeps one
+    family: the exact name, any case (a prefix such as "qwen3" would match Qwen3, Qwen3-Next, Qwen3.5 ...); an
+    unknown name exits 2 with one line naming the families of the catalog."""
     from wizard.sizing.engine import unserved_reason
-    from wizard.sources.catalog import entry_architecture, model_entries
+    from wizard.sources.catalog import entry_architecture
+    from wizard.sources.families import catalog_listing, select_family
 
-    entries = model_entries()
+    listing = catalog_listing()
+    if args.family is not None:
+        listing = select_family(listing, args.family)
     if args.json:
         rows = []
-        for e in entries:
+        for m in listing:
+            e = m.entry
             arch = entry_architecture(e)
             rows.append({"id": e.id, "family": e.family, "aliases": list(e.aliases), "source": e.source,
-                         "architecture": arch, "unserved": unserved_reason(arch) or None})
+                         "architecture": arch, "unserved": unserved_reason(arch) or None,
+                         "params": m.params, "active_params": m.active_params, "released": m.released})
         print(json.dumps(rows, indent=2))
         return EXIT_OK
     from wizard.report import print_models
 
-    print_models(entries)
+    print_models(listing)
     return EXIT_OK
 
 

@@ -125,16 +125,27 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
         console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
 
 
-def print_models(entries: Iterable) -> None:
+def print_models(listing: Iterable) -> None:
+    """`models`: one section per family, newest first, headed by the family and the month of its first release;
+    its models by size, smallest first (wizard/sources/families.py's catalog_listing gives the order). The family
+    heads its section rather than filling a column, so a narrow terminal keeps the room for the ids."""
     from wizard.sizing.engine import unserved_reason
     from wizard.sources.catalog import entry_architecture
 
-    t = Table(title="Bundled model catalog (offline)")
-    for col in ("id", "family", "source"):
-        t.add_column(col, overflow="fold")
-    for e in entries:
+    t = Table(title="Bundled model catalog (offline): families newest first, sizes smallest first")
+    t.add_column("family / id", overflow="fold")
+    t.add_column("size", justify="right", no_wrap=True)
+    t.add_column("source", overflow="fold")
+    family = None
+    for m in listing:
+        e = m.entry
+        if e.family != family:
+            if family is not None:
+                t.add_section()
+            family = e.family
+            t.add_row(f"[bold]{escape(e.family)}[/bold] · released {escape(m.released or 'unknown')}", "", "")
         unserved = unserved_reason(entry_architecture(e))
-        t.add_row(escape(e.id), escape(e.family), (f"[bold]{escape(unserved)}[/bold] — " if unserved else "")
+        t.add_row(escape(e.id), m.size, (f"[bold]{escape(unserved)}[/bold] — " if unserved else "")
                   + escape(e.source) + (f" — {escape(e.note)}" if e.note else ""))
     new_console().print(t)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.sizing.engine import unserved_reason
-from wizard.sources.catalog import entry_architecture, gpu_catalog, model_entries
+from wizard.sources.catalog import entry_architecture, gpu_catalog
+from wizard.sources.families import catalog_listing
 from wizard.tree.schema import Choice, Question, Tree
 
 
@@ -15,9 +16,11 @@ def choices_for(q: Question) -> list[Choice]:
         auto = Choice(value="auto", label="auto — the planner chooses (simplest form, then the cheapest)")
         return [auto] + [Choice(value=g.id, label=f"{g.id} — {g.name}") for g in gpu_catalog()]
     if q.choices_from == "model_catalog":
+        # The order of `models`: families newest first, then sizes smallest first (wizard/sources/families.py);
+        # the label (the completion menu's note beside the id in `ask`) names the family, its month and the size.
         # Only what the target engine serves: a model vLLM refuses at start-up cannot become a plan.
-        return [Choice(value=e.id, label=f"{e.id} ({e.family})") for e in model_entries()
-                if not unserved_reason(entry_architecture(e))]
+        return [Choice(value=m.entry.id, label=f"{m.entry.family} ({m.released or 'release unknown'}) · {m.size}")
+                for m in catalog_listing() if not unserved_reason(entry_architecture(m.entry))]
     return list(q.choices)
 
 
