@@ -4,8 +4,10 @@ model volume sized at the deployed precision instead of the bytes downloaded."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cli_run import assert_one_line_error, run_main
@@ -50,7 +52,8 @@ def test_fp8_on_a_card_below_compute_capability_8_is_refused_by_name(tmp_path):
 
 def test_the_model_volume_holds_the_checkpoint_downloaded_not_the_deployed_weights(tmp_path):
     """FP8 of Llama-3.1-70B-Instruct serves 70 GB of weights but downloads the 141 GB bf16 checkpoint: the volume
-    is sized on the download (+ 20 %), and the cold start's download counts 141 GB."""
+    is sized on the download (+ 20 %); on a cluster the pre-seed Job downloads it once, on bare machines each cold
+    start counts the 141 GB download."""
     f = answers(tmp_path, model="meta-llama/Llama-3.1-70B-Instruct", weight_precision="fp8", gpu="h100-sxm-80gb")
     out = tmp_path / "repo"
     r = run_main("plan", "--answers", str(f), "--out", str(out))
@@ -66,8 +69,17 @@ def test_the_model_volume_holds_the_checkpoint_downloaded_not_the_deployed_weigh
     pvc = yaml.safe_load((out / "k8s" / "pvc.yaml").read_text())
     gi = int(pvc["spec"]["resources"]["requests"]["storage"].removesuffix("Gi"))
     assert gi * 2**30 >= 1.2 * checkpoint > (gi - 1) * 2**30
+    # on the cluster the pre-seed Job downloads those bytes once: a replica's cold start reads the volume
     download = next(s for s in p["cold_start"]["stages"] if s["name"] == "weight download")
-    assert f"{checkpoint / 1e9:,.1f} GB" in download["basis"]
+    assert download["seconds"] == 0 and "model volume" in download["basis"]
+    job = yaml.safe_load((out / "k8s" / "preseed-job.yaml").read_text())
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["MODEL"] == "meta-llama/Llama-3.1-70B-Instruct" and env["HF_HOME"] == "/models/hf"
+    # without a cluster (a basic team's machines) every start downloads them: 141.1 GB in the cold start
+    bare = run_main("plan", "--answers", str(answers(tmp_path, model="meta-llama/Llama-3.1-70B-Instruct",
+                                                     weight_precision="fp8", gpu="h100-sxm-80gb", ops_capability="basic")), "--json")
+    stage = next(s for s in bare.json()["cold_start"]["stages"] if s["name"] == "weight download")
+    assert f"{checkpoint / 1e9:,.1f} GB" in stage["basis"] and stage["seconds"] > 100
 
 
 def test_an_amd_card_gets_vllms_rocm_image_and_the_amd_device_plugin(tmp_path):
@@ -244,3 +256,91 @@ def test_the_drain_on_shutdown_covers_the_plans_longest_typical_request(tmp_path
     args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
     assert int(args[args.index("--shutdown-timeout") + 1]) == want
     assert dep["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= want + 15
+
+
+def _plan_repo(tmp_path: Path, name: str, **values) -> Path:
+    out = tmp_path / name
+    r = run_main("plan", "--answers", str(answers(tmp_path, **values)), "--out", str(out))
+    assert r.code == 0, r.err
+    return out
+
+
+def _pod(doc: dict) -> dict:
+    return doc["spec"]["template"]["spec"]
+
+
+def test_pods_land_only_on_the_card_they_were_sized_for(tmp_path):
+    """An L4 plan asks for L4 nodes as GPU Feature Discovery, GKE or EKS name them (any one term matches), not for
+    any GPU node (nvidia.com/gpu.present, which GKE does not set and which would land it on a T4); a card with no known
+    label keeps "any GPU node" and the README says to pin it."""
+    out = _plan_repo(tmp_path, "l4", model="Qwen/Qwen3-8B", gpu="l4-24gb")
+    pod = _pod(yaml.safe_load((out / "k8s" / "deployment.yaml").read_text()))
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    found = {t["matchExpressions"][0]["key"]: t["matchExpressions"][0]["values"] for t in terms}
+    assert found["nvidia.com/gpu.product"] == ["NVIDIA-L4"]  # exact: a prefix would also take NVIDIA-L40S
+    assert found["cloud.google.com/gke-accelerator"] == ["nvidia-l4"] and "g6.xlarge" in found["node.kubernetes.io/instance-type"]
+    assert "nodeSelector" not in pod
+    assert "kubectl get nodes -L nvidia.com/gpu.product" in (out / "README.md").read_text()
+    amd = _pod(yaml.safe_load((_plan_repo(tmp_path, "mi", model="meta-llama/Llama-3.1-70B-Instruct", gpu="mi300x-192gb",
+                                          ttft_p99_ms=3000) / "k8s" / "deployment.yaml").read_text()))
+    keys = [t["matchExpressions"][0]["key"] for t in amd["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]]
+    assert "amd.com/gpu.product-name" in keys
+    unknown = _plan_repo(tmp_path, "mi355", model="meta-llama/Llama-3.1-70B-Instruct", gpu="mi355x-288gb", ttft_p99_ms=3000)
+    assert "affinity" not in _pod(yaml.safe_load((unknown / "k8s" / "deployment.yaml").read_text()))
+    assert "No node label of mi355x-288gb is known" in (unknown / "README.md").read_text()
+
+
+def _run_script(container: dict, env: dict[str, str], bin_dir: Path, timeout: float = 20) -> subprocess.CompletedProcess:
+    """A container's bash script run here, with its env (values given), fakes first on PATH."""
+    script = container["args"][0]
+    full = {"PATH": f"{bin_dir}:/usr/bin:/bin", **env}
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=timeout, env=full)
+
+
+def test_the_weights_are_downloaded_once_by_a_job_the_servers_wait_for(tmp_path):
+    """The pre-seed Job downloads into the volume and leaves the mark the servers' init container waits for; the
+    servers run offline. Run for real: the Job's script with a fake `hf`, then the wait script, which returns only
+    once the mark exists."""
+    out = _plan_repo(tmp_path, "repo", model="Qwen/Qwen3-8B", gpu="l4-24gb")
+    job = yaml.safe_load((out / "k8s" / "preseed-job.yaml").read_text())
+    download = _pod(job)["containers"][0]
+    server = _pod(yaml.safe_load((out / "k8s" / "deployment.yaml").read_text()))
+    wait = server["initContainers"][0]
+    env_of = lambda c: {e["name"]: e["value"] for e in c["env"] if "value" in e}  # noqa: E731
+    mark = env_of(download)["WEIGHTS_MARK"]
+    assert mark == env_of(wait)["WEIGHTS_MARK"] == "/models/.preseeded/Qwen--Qwen3-8B"
+    assert env_of(server["containers"][0])["HF_HUB_OFFLINE"] == "1"
+    assert "preseed-job.yaml" in yaml.safe_load((out / "k8s" / "kustomization.yaml").read_text())["resources"]
+    # the Job's pod is no server: the Service, PDB and NetworkPolicy select app.kubernetes.io/name=<app>, not it
+    assert _pod(job) and job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"] == "qwen3-8b-preseed"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "hf-calls"
+    (bin_dir / "hf").write_text(f'#!/bin/sh\necho "$@" >> {calls}\n')
+    (bin_dir / "hf").chmod(0o755)
+    local_mark = str(tmp_path / "models" / ".preseeded" / "Qwen--Qwen3-8B")
+    env = {**env_of(download), "WEIGHTS_MARK": local_mark}
+    waiting = subprocess.Popen(["bash", "-c", wait["args"][0].replace("sleep 10", "sleep 0.2")],
+                               env={"PATH": "/usr/bin:/bin", "WEIGHTS_MARK": local_mark}, stdout=subprocess.PIPE, text=True)
+    with pytest.raises(subprocess.TimeoutExpired):  # no mark yet: the server pod is still held
+        waiting.wait(timeout=0.5)
+    done = _run_script(download, env, bin_dir)
+    assert done.returncode == 0, done.stderr
+    assert calls.read_text().split() == ["download", "Qwen/Qwen3-8B", "--exclude", "original/*", "--exclude", "*.pth"]
+    assert Path(local_mark).exists() and waiting.wait(timeout=10) == 0
+
+
+def test_the_model_volume_is_shared_only_when_pods_share_it_and_takes_the_storage_class(tmp_path):
+    """One replica: ReadWriteOnce from the default class; several: ReadWriteMany, from storage_class when given; a
+    class name that is no Kubernetes name is refused in one line."""
+    one = yaml.safe_load((_plan_repo(tmp_path, "one", model="Qwen/Qwen3-8B", gpu="h100-sxm-80gb", peak_concurrency=4, replicas=1)
+                          / "k8s" / "pvc.yaml").read_text())
+    assert one["spec"]["accessModes"] == ["ReadWriteOnce"] and "storageClassName" not in one["spec"]
+    many = _plan_repo(tmp_path, "many", model="Qwen/Qwen3-8B", gpu="l4-24gb", peak_concurrency=64, storage_class="filestore-rwx")
+    pvc = yaml.safe_load((many / "k8s" / "pvc.yaml").read_text())
+    assert pvc["spec"]["accessModes"] == ["ReadWriteMany"] and pvc["spec"]["storageClassName"] == "filestore-rwx"
+    bad = run_main("plan", "--answers", str(answers(tmp_path, model="Qwen/Qwen3-8B", storage_class="Fast SSD")),
+                   "--out", str(tmp_path / "bad"))
+    assert_one_line_error(bad, "storage_class", "Fast SSD")
+    assert not (tmp_path / "bad").exists()

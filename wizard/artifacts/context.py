@@ -7,13 +7,16 @@ everything else is quoted by the template filters (`shq` for shell, `yq` for YAM
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
-from pathlib import PurePosixPath
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from wizard.errors import InputError
+from wizard.sizing.cold_start import ColdStartAssumptions
 from wizard.sizing.engine import VLLM_VERSION
 from wizard.sources.catalog import find_gpu
 from wizard.specs.contracts import ColdStart, Plan
@@ -30,7 +33,12 @@ NAME_RULES = {
                   "a letter or digit"),
     "served_model_name": (re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}"),
                           "expected at most 200 letters, digits and . _ / : -, starting with a letter or digit"),
+    "storage_class": (re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?"),
+                      "expected a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' and '.', starting and "
+                      "ending with a letter or digit"),
 }
+PRESEED_PACE_BYTES_S = 1e8  # a slow Hub download (100 MB/s) for the README's `kubectl wait` on the pre-seed Job
+PRESEED_MARKS = "/models/.preseeded"  # the pre-seed Job leaves one file here per model it downloaded completely
 PORT = 8000
 PRESTOP_SLEEP_S = 15  # leave the Service endpoints before vLLM drains (checklist §2.1 SIGTERM, KServe 60/15/15)
 SHUTDOWN_TIMEOUT_S = 30  # --shutdown-timeout floor: drain in-flight requests (vLLM >= 0.18)
@@ -48,6 +56,19 @@ IMAGES = {"nvidia": "vllm/vllm-openai", "amd": "vllm/vllm-openai-rocm"}
 IMAGE = IMAGES["nvidia"]
 ACCESS_LABEL = "llm-deploy-wizard/api-access"  # namespaces whose pods may reach the API port (k8s/networkpolicy.yaml)
 GPU_RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}  # the device plugins' extended resources
+NODE_LABELS = Path(__file__).parent / "data" / "gpu-node-labels.json"
+
+
+@lru_cache(maxsize=1)
+def _node_labels() -> dict[str, Any]:
+    return json.loads(NODE_LABELS.read_text(encoding="utf-8"))["gpus"]
+
+
+def gpu_node_terms(gpu_id: str) -> list[dict[str, Any]]:
+    """The node labels that identify this card (data/gpu-node-labels.json): one required-affinity term per label,
+    ORed, so a GPU Feature Discovery, GKE, EKS or AKS node of that model matches as it is. Empty when none is known."""
+    return [{"key": key, "values": entry["values"], "derived": bool(entry.get("derived"))}
+            for key, entry in _node_labels().get(gpu_id, {}).items()]
 MODEL_VOLUME = "/models"  # where the pods mount the model PVC (HF_HOME is /models/hf)
 
 # The self-built gateway of a basic team (DOMAIN §6; gateway/ in the starter repo): nginx on the gateway port in front
@@ -91,12 +112,14 @@ def shm_size_gib(tp: int, nodes: int) -> int:
     return 8 if tp > 1 else 2
 
 
-def startup_budget_s(cold_start: ColdStart | None) -> int:
+def startup_budget_s(cold_start: ColdStart | None, download_s: float | None = None) -> int:
     """Seconds the startupProbe allows: the cold start after the image is pulled, × margin, floored at 600 s,
-    rounded up to whole probe periods (checklist §2.3)."""
+    rounded up to whole probe periods (checklist §2.3). `download_s` replaces the plan's weight download (a
+    script started by hand downloads what the cluster's pre-seed Job fetched beforehand)."""
     if not cold_start:
         return STARTUP_FLOOR_S
-    in_container = sum(s.seconds for s in cold_start.stages if s.name not in ("image pull", "GPU node bring-up"))
+    in_container = sum(s.seconds for s in cold_start.stages if s.name not in ("image pull", "GPU node bring-up")
+                       and (download_s is None or s.name != "weight download")) + (download_s or 0.0)
     budget = max(STARTUP_FLOOR_S, in_container * STARTUP_MARGIN)
     return int(math.ceil(budget / PROBE_PERIOD_S) * PROBE_PERIOD_S)
 
@@ -363,13 +386,30 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     pod_model = f"{MODEL_VOLUME}/{PurePosixPath(model.rstrip('/')).name or 'model'}" if local else model
     gpus_per_pod = -(-(tp * pp) // nodes)  # GPUs of one pod group = TP × PP, spread over its nodes
     budget = startup_budget_s(plan.cold_start)
+    # launch.sh / head.sh / compose start from an empty cache unless the weights are placed beforehand: they wait
+    # for the download too (at the plan's network assumption), where the cluster's pods start after the Job's
+    given = {k: v for k, v in (answers.get("cold_start") or {}).items() if v is not None}
+    assumed = ColdStartAssumptions()._replace(**given)
+    fetch_s = 0.0 if local or assumed.weights_cached else (plan.checkpoint_bytes or 0) / assumed.network_bytes_s
+    script_budget = startup_budget_s(plan.cold_start, fetch_s)
     drain = shutdown_timeout_s(plan, answers)  # --shutdown-timeout (serve_flags) and the grace period around it
     weights_per_pod = plan.memory.per_gpu_bytes.weights * gpus_per_pod
     shm = shm_size_gib(tp, nodes)
     ram = int(math.ceil(weights_per_pod / 2**30)) + shm + 8  # stage the weights in RAM + shm + the server
+    storage_class = answers.get("storage_class")
     ctx |= {
         "local_model": local,
         "pod_model": pod_model,
+        # On a cluster a Job downloads the checkpoint once into the volume; the servers wait for its mark and run
+        # with HF_HUB_OFFLINE=1. A local folder is copied into the volume by hand: the servers wait for its config.
+        "preseed": not local,
+        "weights_mark": (f"{MODEL_VOLUME}/{PurePosixPath(pod_model).name}/config.json" if local
+                         else f"{PRESEED_MARKS}/{model.replace('/', '--')}"),
+        "storage_class": checked_name(storage_class, "storage_class") if storage_class else None,
+        "node_terms": gpu_node_terms(plan.gpu),
+        "shared_volume": plan.replicas > 1 or nodes > 1,
+        # `kubectl wait` on the pre-seed Job: the checkpoint at a slow 100 MB/s, at least ten minutes
+        "preseed_timeout_s": max(600, math.ceil((plan.checkpoint_bytes or 0) / PRESEED_PACE_BYTES_S)),
         "tp": tp,
         "pp": pp,
         "nodes": nodes,
@@ -386,6 +426,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "startup_failure_threshold": budget // PROBE_PERIOD_S,
         "probe_period_s": PROBE_PERIOD_S,
         "engine_ready_timeout_s": budget,  # >= the startup budget (checklist item 4)
+        "script_ready_timeout_s": script_budget,  # the same for a start by hand, which downloads first
         "prestop_sleep_s": PRESTOP_SLEEP_S,
         "shutdown_timeout_s": drain,
         "grace_s": PRESTOP_SLEEP_S + drain + GRACE_MARGIN_S,

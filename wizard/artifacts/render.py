@@ -113,6 +113,8 @@ def files_for(plan: Plan, answers: dict[str, Any] | None = None) -> list[tuple[s
     elif platform:
         out.append(("gateway/README.md", "gateway/README.md.j2"))
     if on_cluster(plan, answers):
+        if plan.memory is None or plan.memory.model.source != "local":  # a Hub checkpoint: downloaded once, by a Job
+            k8s.append("preseed-job.yaml")
         out += [(f"k8s/{name}", f"k8s/{name}.j2") for name in k8s]
         out.append(("k8s/kustomization.yaml", "k8s/kustomization.yaml.j2"))
     return out

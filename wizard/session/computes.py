@@ -40,6 +40,9 @@ GIB = 2**30
 NAME_SIZE = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)[Bb](?![A-Za-z0-9])")
 
 
+# Operations capabilities whose starter repo runs on a cluster with a pre-seeded model volume (k8s/preseed-job.yaml)
+PRESEEDED_OPS = ("kubernetes", "platform")
+
 class Computed(NamedTuple):
     """What a compute function returns: the facts its tree node declares (JSON values the tree's conditions and
     texts read, checked against the node's outputs) and, for the plan, the typed result behind them."""
@@ -334,8 +337,13 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
     probe = size(spec, gpu, base._replace(concurrency=1))
     # the download and the disk read are the checkpoint's bytes (fp8 of a bf16 checkpoint downloads the bf16 files)
     checkpoint_bytes = weight_bytes(spec, "auto").total
-    starts = cold_start(checkpoint_bytes, chosen.nodes_per_copy,
-                        chosen.limit.performance.ttft_ms / 1000, a=ctx.cold_start_assumptions())
+    # On a cluster the starter repo's pre-seed Job downloads the checkpoint once into the model volume and the
+    # servers start from it offline (k8s/preseed-job.yaml): a replica's cold start reads, it does not download.
+    assumptions = ctx.cold_start_assumptions()
+    if (online and env.get("ops_capability") in PRESEEDED_OPS and spec.source != "local"
+            and "weights_cached" not in (ctx.extras.get("cold_start") or {})):
+        assumptions = assumptions._replace(weights_cached=True)
+    starts = cold_start(checkpoint_bytes, chosen.nodes_per_copy, chosen.limit.performance.ttft_ms / 1000, a=assumptions)
     ramp = RAMP_SECONDS.get(load.pattern, 0.0) if online else 0.0
     # §2: a peak given within AVERAGE_MARGIN of the average is an average given as the peak; the pattern's typical
     # peak-to-average ratio (policy.PEAK_TO_AVERAGE, an assumption) is shown beside the warning

@@ -58,7 +58,7 @@ def cold_start(weight_bytes_total: float, nodes: int, first_token_s: float, enfo
         Stage("image pull", a.image_bytes / a.registry_bytes_s,
               f"{a.image_bytes / GB:g} GB image / {a.registry_bytes_s / GB:g} GB/s"),
         Stage("weight download", download,
-              "weights already on the node" if a.weights_cached
+              "weights already on the node or the model volume (downloaded once, before)" if a.weights_cached
               else f"{weight_bytes_total / GB:,.1f} GB / {a.network_bytes_s / GB:g} GB/s"),
         Stage("load to GPU", per_node / a.disk_bytes_s,
               f"{per_node / GB:,.1f} GB per node / {a.disk_bytes_s / GB:g} GB/s from the model volume"),
