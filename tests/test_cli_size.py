@@ -14,7 +14,7 @@ SIZE_KEYS = {
     "kv_bytes_per_token", "kv_capacity_tokens", "max_concurrency", "notes", "vllm_serve", "defaults_assumed", "tips",
 }
 MODEL_KEYS = {"id", "source", "architecture", "params_total", "params_active", "layers", "attention_heads", "kv_heads",
-              "head_dim", "attention"}
+              "head_dim", "attention", "hidden_size"}
 
 
 def test_llama_8b_on_h100_offline():

@@ -271,14 +271,15 @@ def test_tp_all_reduce_grows_with_tokens_and_shrinks_with_a_faster_link(llama8b,
 def test_pp2_tpot_is_two_stages_of_half_the_batch_plus_the_hand_off(llama8b, h100):
     """PP 2, B = 4: micro-batches of 2; a decode step is 2 decodes per stage over 16 layers, the stages in turn.
     The heavier (last) stage: 16 layers + final norm + lm_head = 16 × 218,112,000 + 4096 + 525,336,576 params;
-    its KV is 16 layers × 2 × 8 × 128 × 2 = 65,536 B/token; hand-off (2 − 1) × 2 × 4096 × 2 B over the network."""
+    its KV is 16 layers × 2 × 8 × 128 × 2 = 65,536 B/token; hand-off (2 − 1) × 2 tokens × (hidden state + residual:
+    2 × 4096 × 2 B) over the network (vLLM's IntermediateTensors carry both)."""
     r = size(llama8b, h100, SizeInputs(pp=2))
     stage_weights = 2 * (16 * 218_112_000 + 4096 + 128256 * 4096)
     assert r.weights.per_gpu - r.weights.buffers == stage_weights == 8_030_265_344
     p = performance(r, Workload(4, 1000, 200))
     memory = (stage_weights + 2 * 65_536 * 1100) / (H100_BW * EFF_BW)
     compute = 2 * (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / 2 / (H100_BF16 * EFF_FL)
-    hand_off = 1 * 2 * L8_HIDDEN * 2 / perf.NETWORK_BYTES_S
+    hand_off = 1 * 2 * (2 * L8_HIDDEN * 2) / perf.NETWORK_BYTES_S
     _close(p.decode_memory_ms, memory * 1000)
     _close(p.comm_ms, hand_off * 1000)
     stage = step_of(r, 2, 0, 1100)[0]

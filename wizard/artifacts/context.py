@@ -18,6 +18,7 @@ from typing import Any
 from wizard.errors import InputError
 from wizard.sizing.cold_start import ColdStartAssumptions
 from wizard.sizing.engine import VLLM_VERSION
+from wizard.sizing.performance import NETWORK_BYTES_S, pp_hand_off_bytes
 from wizard.sources.catalog import find_gpu
 from wizard.specs.contracts import ColdStart, Plan
 
@@ -37,6 +38,7 @@ NAME_RULES = {
                       "expected a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' and '.', starting and "
                       "ending with a letter or digit"),
 }
+ETHERNET_BYTES_S = 25e9 / 8  # plain 25 Gb/s Ethernet per node, NCCL over TCP sockets: the README's comparison
 PRESEED_PACE_BYTES_S = 1e8  # a slow Hub download (100 MB/s) for the README's `kubectl wait` on the pre-seed Job
 PRESEED_MARKS = "/models/.preseeded"  # the pre-seed Job leaves one file here per model it downloaded completely
 PORT = 8000
@@ -122,6 +124,18 @@ def startup_budget_s(cold_start: ColdStart | None, download_s: float | None = No
                        and (download_s is None or s.name != "weight download")) + (download_s or 0.0)
     budget = max(STARTUP_FLOOR_S, in_container * STARTUP_MARGIN)
     return int(math.ceil(budget / PROBE_PERIOD_S) * PROBE_PERIOD_S)
+
+
+def interconnect(plan: Plan, pp: int, nodes: int) -> dict[str, Any] | None:
+    """What a multi-node replica sends between nodes at its planned batch, against the link the performance model
+    assumed (NETWORK_BYTES_S) and plain Ethernet: each decode step hands every sequence's hidden state and residual
+    across the pp − 1 stage boundaries. None within one node."""
+    if nodes <= 1 or plan.memory is None or not plan.memory.model.hidden_size:
+        return None
+    micro = -(-max(1, plan.concurrency_per_replica or 1) // pp)  # sequences per micro-batch
+    step = micro * pp_hand_off_bytes(plan.memory.model.hidden_size)
+    return {"bytes": step, "boundaries": pp - 1, "assumed_gbit": NETWORK_BYTES_S * 8 / 1e9,
+            "assumed_ms": (pp - 1) * step / NETWORK_BYTES_S * 1e3, "ethernet_ms": (pp - 1) * step / ETHERNET_BYTES_S * 1e3}
 
 
 def on_cluster(plan: Plan, answers: dict[str, Any] | None) -> bool:
@@ -407,6 +421,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
                          else f"{PRESEED_MARKS}/{model.replace('/', '--')}"),
         "storage_class": checked_name(storage_class, "storage_class") if storage_class else None,
         "node_terms": gpu_node_terms(plan.gpu),
+        "interconnect": interconnect(plan, pp, nodes),
         "shared_volume": plan.replicas > 1 or nodes > 1,
         # `kubectl wait` on the pre-seed Job: the checkpoint at a slow 100 MB/s, at least ten minutes
         "preseed_timeout_s": max(600, math.ceil((plan.checkpoint_bytes or 0) / PRESEED_PACE_BYTES_S)),

@@ -188,6 +188,12 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     return memory, compute, comm
 
 
+def pp_hand_off_bytes(hidden_size: int) -> int:
+    """Bytes one token hands to the next PP stage: the hidden states and the residual, 16-bit each (vLLM's
+    IntermediateTensors {"hidden_states", "residual"}, models/llama.py @ v0.33.0 L444-448)."""
+    return 2 * hidden_size * 2
+
+
 def md1_wait_p99(u: float, service: float) -> float:
     """99th percentile of the wait in an M/D/1 queue (Poisson arrivals, a deterministic service `service` s, load u):
     P(W > t) ≈ u·e^(−θt), θ the positive root of λ(e^(θS) − 1) = θ (the Cramér–Lundberg exponent of M/G/1 with
@@ -274,7 +280,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     overhead, frontend = speed.step_overhead_s, speed.frontend_s
     chunk = max(1.0, budget - b)  # prompt tokens a step can carry beside the decodes
     micro = b / i.pp  # PP keeps pp micro-batches in flight
-    hand_off = (i.pp - 1) * micro * r.model.hidden_size * 2 / NETWORK_BYTES_S if i.pp > 1 else 0.0
+    hand_off = (i.pp - 1) * micro * pp_hand_off_bytes(r.model.hidden_size) / NETWORK_BYTES_S if i.pp > 1 else 0.0
 
     # A stage's memory, compute and communication times are affine in the prompt tokens it carries (exactly for
     # dense models; MoE's touched experts grow slower than linearly, so this is the safe side): two evaluations give

@@ -15,7 +15,7 @@ def size_json(r: SizeResult, perf=None, command=None, tips=()) -> Size:
     return Size(
         model=SizeModel(id=m.id, source=m.source, architecture=m.architecture, params_total=r.params.total,
                         params_active=r.params.active, layers=m.num_layers, attention_heads=m.num_attention_heads,
-                        kv_heads=m.num_kv_heads, head_dim=m.head_dim, attention=m.attention),
+                        kv_heads=m.num_kv_heads, head_dim=m.head_dim, attention=m.attention, hidden_size=m.hidden_size),
         gpu=SizeGpu(id=r.gpu.id, memory_bytes=r.gpu.memory_reported_bytes),
         parallel=Parallel(tp=i.tp, pp=i.pp),
         inputs=SizeInputs(weight_precision=i.weight_precision, kv_cache_dtype=i.kv_cache_dtype,

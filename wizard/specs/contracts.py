@@ -49,6 +49,8 @@ class SizeModel(_Strict):
     kv_heads: int
     head_dim: int
     attention: str
+    hidden_size: int | None = None
+    """the residual stream's width: what a pipeline stage hands the next one per token (with the residual)"""
 
 
 @dataclass(slots=True, kw_only=True)
