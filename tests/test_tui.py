@@ -273,3 +273,38 @@ def test_f2_troubleshoots_with_the_plan_of_the_walk():
     shown, back_at_symptoms, closed = asyncio.run(run())
     assert "Tensor parallelism for a model that fits one card" in shown and "from plan.json" in shown
     assert back_at_symptoms and closed
+
+
+def test_the_model_question_lists_the_catalog_by_family_and_typing_narrows_it():
+    """Under the model input: the catalog's families newest first, each a heading over its models smallest first
+    (the order of `models`); typing keeps the models whose id contains the text; picking one answers the question."""
+    from wizard.sizing.engine import unserved_reason
+    from wizard.sources.catalog import entry_architecture
+    from wizard.sources.families import catalog_listing
+
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            catalog = app.screen.query_one("#catalog", OptionList)
+            prompts = [str(catalog.get_option_at_index(i).prompt) for i in range(catalog.option_count)]
+            headings = [p for i, p in enumerate(prompts) if catalog.get_option_at_index(i).disabled]
+            newest = catalog_listing()[0]
+            assert headings[0] == f"{newest.entry.family} ({newest.released})"
+            served = {m.entry.family for m in catalog_listing() if not unserved_reason(entry_architecture(m.entry))}
+            assert len(headings) == len(served)  # a family vLLM no longer serves (Llama 3.2 Vision) is not offered
+            field = app.screen.query_one("#answer", Input)
+            field.value = "qwen3.6"
+            await pilot.pause()
+            narrowed = [(catalog.get_option_at_index(i).disabled, str(catalog.get_option_at_index(i).prompt))
+                        for i in range(catalog.option_count)]
+            assert narrowed[0] == (True, "Qwen3.6 (2026-04)")
+            ids = [p.split(" · ")[0].strip() for disabled, p in narrowed if not disabled]
+            assert ids == ["nvidia/Qwen3.6-27B-NVFP4", "nvidia/Qwen3.6-35B-A3B-NVFP4"]  # 27.3 B before 35.1 B
+            catalog.focus()
+            catalog.highlighted = 2
+            await pilot.press("enter")
+            await pilot.pause()
+            return app.session.answers.get("model")
+
+    assert asyncio.run(run()) == "nvidia/Qwen3.6-35B-A3B-NVFP4"

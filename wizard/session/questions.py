@@ -24,6 +24,18 @@ def choices_for(q: Question) -> list[Choice]:
     return list(q.choices)
 
 
+def model_groups(q: Question, text: str = "") -> list[tuple[str, list[Choice]]]:
+    """The model catalog as the wizard lists it: (family heading, its models) in choices_for's order, keeping the
+    models whose id contains `text` (case-insensitive): what a person typing "qwen3.6" is offered."""
+    key = text.strip().lower()
+    groups: dict[str, list[Choice]] = {}
+    for c in choices_for(q):
+        if key in str(c.value).lower():
+            heading, _, size = c.label.partition(" · ")
+            groups.setdefault(heading, []).append(Choice(value=c.value, label=f"{c.value} · {size}"))
+    return list(groups.items())
+
+
 def coerce(q: Question, raw: Any, tree: Tree | None = None) -> Any:
     """An answer a person typed or picked for `q`, checked by its key's rule (the same function as the answers
     file's); raises InputError naming the key, the value and what is accepted."""

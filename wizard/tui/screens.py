@@ -12,7 +12,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from wizard.session.questions import choices_for
+from wizard.session.questions import choices_for, model_groups
 from wizard.tree.schema import Question
 from wizard.tui.side_panel import SidePanel
 
@@ -72,6 +72,16 @@ class QuestionScreen(Screen):
                 suggester = SuggestFromList([str(c.value) for c in choices_for(q)], case_sensitive=False)
             placeholder = "empty for the default described above" if q.optional else ""
             yield Input(_text(self.default), placeholder=placeholder, suggester=suggester, id="answer")
+            if q.choices_from == "model_catalog":  # the catalog by family, newest first; typing narrows it
+                yield OptionList(*self._catalog_options(""), id="catalog")
+
+    def _catalog_options(self, text: str) -> list[Option]:
+        """Family headings (not selectable) and their models matching `text`; an Option id is the model id."""
+        options: list[Option] = []
+        for heading, choices in model_groups(self.question, text):
+            options.append(Option(heading, disabled=True))
+            options += [Option(f"  {c.label}", id=str(c.value)) for c in choices]
+        return options or [Option("no catalog model matches: a Hub id or a local folder is taken as typed", disabled=True)]
 
     def on_mount(self) -> None:
         widget = self.query_one("#answer")
@@ -107,9 +117,14 @@ class QuestionScreen(Screen):
         self.query_one("#error", Static).update(f"⚠ {message}")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "catalog":  # a model picked from the catalog list: as if typed and entered
+            self.wizard.submit(event.option.id)
+            return
         self.wizard.submit(self.value_at(event.option_index))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "catalog":
+            return
         self.wizard.refresh_panel(self.question.var, self.value_at(event.option_index))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -118,6 +133,10 @@ class QuestionScreen(Screen):
     def on_input_changed(self, event: Input.Changed) -> None:
         if self.question.type == "number":
             self.wizard.refresh_panel(self.question.var, event.value)
+        elif self.question.choices_from == "model_catalog":
+            # the whole catalog until the prefilled default is edited, then the models containing the text
+            text = "" if event.value == _text(self.default) else event.value
+            self.query_one("#catalog", OptionList).set_options(self._catalog_options(text))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "back":
