@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, Static
 
 from cli_run import assert_one_line_error, run_cli
 from wizard.session import store
@@ -308,3 +308,89 @@ def test_the_model_question_lists_the_catalog_by_family_and_typing_narrows_it():
             return app.session.answers.get("model")
 
     assert asyncio.run(run()) == "nvidia/Qwen3.6-35B-A3B-NVFP4"
+
+
+def test_the_resume_prompt_names_the_model_and_when():
+    from wizard.tui.app import resume_question
+
+    store.save([("model", "Qwen/Qwen3-8B"), ("weight_precision", "fp8")])
+    text = resume_question(store.load().saved)
+    assert "for Qwen/Qwen3-8B (2 answers)" in text and text.startswith("Resume the session saved 20")
+
+
+def test_the_side_panel_shows_warnings_as_sentences_with_their_section():
+    """The ids stay in JSON; the panel says what is wrong, in words, with the § to read."""
+    from wizard.session.preview import panel_lines, preview
+    from wizard.tui.side_panel import panel_text
+
+    session = run_answers(scenario("average_not_p99"))
+    lines = panel_lines(preview(session))
+    assert "average_not_p99" in lines["warnings"]
+    text = panel_text(lines).plain
+    assert "average_not_p99" not in text
+    assert "⚠ The peak concurrency given (64) is not clearly above what 2,000,000 requests a day keep in flight" in text
+    assert "(§2" in text
+
+
+def test_80x24_keeps_the_question_and_the_buttons_on_screen_with_the_longest_option_list():
+    """The GPU question lists every card of the catalog: the options scroll, the prompt and Back/Next stay."""
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            while app.session.question is not None and app.session.question.var != "gpu":
+                await answer(pilot, app, app.session.default_for(app.session.question))
+            await settled(pilot)
+            screen = app.screen
+            options = screen.query_one("#answer", OptionList)
+            visible = [screen.query_one(w).region for w in ("#prompt", "#back", "#next")]
+            return options.option_count, visible, app.size
+
+    count, regions, size = asyncio.run(run())
+    assert count > 20  # the longest list of the wizard
+    for region in regions:
+        assert region.height > 0 and region.y >= 0 and region.bottom <= size.height and region.right <= size.width
+
+
+def test_jumping_to_an_earlier_answer_and_changing_it_rewalks_the_path():
+    """F3 lists the answers; picking the second goes back to it, later answers stay as the defaults offered."""
+    async def run():
+        app = WizardApp(resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await answer(pilot, app, "meta-llama/Llama-3.1-70B-Instruct")
+            await answer(pilot, app, "bf16")
+            await answer(pilot, app, 8192)
+            await pilot.press("f3")
+            await pilot.pause()
+            jump = app.screen.query_one("#answered", OptionList)
+            listed = [str(jump.get_option_at_index(i).prompt) for i in range(jump.option_count)]
+            jump.highlighted = 1
+            await pilot.press("enter")
+            await pilot.pause()
+            at = app.session.question.var
+            await answer(pilot, app, "fp8")
+            return listed, at, app.session.question.var, app.session.default_for(app.session.question), dict(app.session.given)
+
+    listed, at, now, default, given = asyncio.run(run())
+    assert listed[1].startswith("2. At which precision") and listed[1].endswith("— bf16")
+    assert at == "weight_precision" and given == {"model": "meta-llama/Llama-3.1-70B-Instruct", "weight_precision": "fp8"}
+    assert now == "context_tokens" and default == 8192  # the later answer is offered again
+
+
+def test_the_command_palette_has_the_wizards_commands_and_the_summary_previews_files():
+    async def run():
+        app = WizardApp(run_answers(scenario("llama8b_high_traffic")), resume=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            command = app.launch_command()
+            await pilot.click("#files")
+            await pilot.pause()
+            shown = app.screen.query_one("#files-list", Static).render()
+            return titles, command, str(shown)
+
+    titles, command, shown = asyncio.run(run())
+    assert {"Jump to an answer", "Show the plan", "Write the starter repo", "Copy the launch command",
+            "Preview the starter repo's files"} <= set(titles)
+    assert command is not None and command.startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct ")
+    assert "--max-num-seqs" in command
+    assert "serve/launch.sh" in shown and "k8s/deployment.yaml" in shown

@@ -75,4 +75,13 @@ def panel_lines(p: Plan | None) -> dict[str, Any]:
     if p.cold_start is not None:
         out["cold_start_s"] = p.cold_start.total_s
     out["warnings"] = [w.id for w in p.warnings]
+    out["warning_texts"] = [f"{first_sentence(w.message)} ({w.section})" for w in p.warnings]
     return out
+
+
+def first_sentence(text: str, limit: int = 110) -> str:
+    """The opening sentence of a warning, for a narrow panel: up to the first '. ', else cut at a word, '…'."""
+    head = text.split(". ", 1)[0].rstrip(".")
+    if len(head) <= limit:
+        return head + "."
+    return head[:limit].rsplit(" ", 1)[0] + " …"

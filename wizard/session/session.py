@@ -100,6 +100,18 @@ class Session:
         self.state = self._walk()
         return True
 
+    def jump_to(self, index: int) -> None:
+        """Return to the index-th answered question (0 = the first), keeping every later answer as the default it
+        offers when the walk reaches it again; changing the answer re-walks the path from there."""
+        if not 0 <= index < len(self.given):
+            raise InputError("answer", index, f"expected an answered question from 0 to {len(self.given) - 1}")
+        self.given = self.given[:index]
+        self.state = self._walk()
+
+    def prompt_of(self, var: str) -> str:
+        """The prompt of the question that sets `var` (the var itself when no question does)."""
+        return next((n.prompt for n in self.tree.nodes.values() if isinstance(n, Question) and n.var == var), var)
+
     def restore(self, given: list[tuple[str, Any]]) -> None:
         """Replay saved answers (resume): each is checked again; the walk stops at the first one refused."""
         for var, value in given:

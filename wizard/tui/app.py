@@ -9,7 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from textual.app import App
+from collections.abc import Iterable
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
 from textual.binding import Binding
 
 from wizard.artifacts.writer import FolderNotEmpty
@@ -19,23 +22,37 @@ from wizard.session.plan import build_plan
 from wizard.session.preview import panel_lines, preview
 from wizard.session.questions import coerce
 from wizard.session.session import Session
-from wizard.tui.screens import ConfirmScreen, HelpScreen, QuestionScreen, SummaryScreen
+from wizard.tui.screens import ConfirmScreen, FilesScreen, HelpScreen, JumpScreen, QuestionScreen, SummaryScreen
 from wizard.tui.side_panel import SidePanel
 
 
-def guide_note(cited: str) -> str:
-    """The guide sections a question cites, by title and file, to read the rule in full (F1)."""
+def resume_question(saved: store.Saved) -> str:
+    """What resuming brings back: the model, how many answers, when they were saved."""
+    import datetime
+
+    answers = dict(saved.given)
+    try:
+        when = datetime.datetime.fromtimestamp(store.session_file().stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+    except OSError:
+        when = "earlier"
+    model = answers.get("model")
+    return (f"Resume the session saved {when}" + (f" for {model}" if model else "")
+            + f" ({len(saved.given)} answer{'s' if len(saved.given) != 1 else ''})?")
+
+
+def guide_text(cited: str) -> str:
+    """The text of every guide section `cited` names ("§2, §9 Q1"), each under its heading, for F1."""
     from wizard.errors import InputError
     from wizard.guide import cited as numbers, section
 
-    lines = []
+    parts = []
     for n in numbers(cited):
         try:
             s = section(n)
         except InputError:
             continue
-        lines.append(f"  guide {s.heading} — docs/guide/{s.path.name}")
-    return "\n\nIn the guide:\n" + "\n".join(lines) if lines else ""
+        parts.append(f"§{s.number} {s.title}  (docs/guide/{s.path.name})\n\n{s.text.strip()}")
+    return "\n\n".join(parts)
 
 
 class WizardApp(App):
@@ -48,6 +65,7 @@ class WizardApp(App):
         Binding("escape", "go_back", "Back", id="back"),
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "doctor", "Troubleshoot", id="doctor"),
+        Binding("f3", "jump", "Answers", id="jump"),
         Binding("ctrl+t", "toggle_dark", "Theme", id="theme"),
         Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True),
         Binding("f10", "request_quit", "Quit (F10)", id="quit-f10", show=False, priority=True),
@@ -70,7 +88,7 @@ class WizardApp(App):
         saved = loaded.saved
         if saved and saved.given:
             self.push_screen(
-                ConfirmScreen(f"Resume the saved session ({len(saved.given)} answers)?", "Resume", "Start over"),
+                ConfirmScreen(resume_question(saved), "Resume", "Start over"),
                 lambda yes: self._resume(saved) if yes else store.clear(),
             )
 
@@ -117,7 +135,9 @@ class WizardApp(App):
             return ""
         p = preview(self.session)
         kv = p.memory.kv_bytes_per_token if p is not None and p.memory is not None else None
-        kv_text = f", KV {kv:,} B/token" if kv else ""
+        tp = p.tp if p is not None else 1
+        kv_text = (f", KV cache {kv:,} B per token per GPU" + (f" (TP {tp}; {kv * tp:,} B per token for the whole model "
+                   "when the KV heads split evenly)" if tp > 1 else "")) if kv else ""
         return (f"{spec.id}: {spec.architecture} ({spec.attention}), {facts.get('params_b')} B parameters{kv_text}, "
                 f"from {spec.source}")
 
@@ -146,9 +166,10 @@ class WizardApp(App):
             self.show_current()
 
     def action_help(self) -> None:
+        """F1: the guide sections the question cites, their text in full (the rule and its common mistakes)."""
         q = self.session.question
         if q is not None:
-            self.push_screen(HelpScreen(f"{q.prompt}  ({q.section})", q.help + guide_note(q.section)))
+            self.push_screen(HelpScreen(f"{q.prompt}  ({q.section})", guide_text(q.section) or q.help))
 
     def action_doctor(self) -> None:
         """§11 troubleshooting; with a finished walk its plan answers the checks it can."""
@@ -163,6 +184,79 @@ class WizardApp(App):
             except InputError:
                 plan = None
         self.push_screen(DoctorScreen(plan))
+
+    def action_jump(self) -> None:
+        """F3: the answers given so far; picking one goes back to that question."""
+        if not isinstance(self.screen, (QuestionScreen, SummaryScreen)) or not self.session.given:
+            return
+        answered = [(self.session.prompt_of(var), "(default)" if value is None else str(value))
+                    for var, value in self.session.given]
+        self.push_screen(JumpScreen(answered), self._jump)
+
+    def _jump(self, index: int | None) -> None:
+        if index is None:
+            return
+        self.session.jump_to(index)
+        self.autosave()
+        self.show_current()
+
+    def action_preview_files(self) -> None:
+        """The files `Generate` would write, listed before anything is written."""
+        from wizard.artifacts.render import render_repo
+
+        try:
+            files = render_repo(build_plan(self.session), self.session.answers)
+        except InputError as e:
+            self.notify(e.line(), title="No starter repo", severity="warning", timeout=15, markup=False)
+            return
+        self.push_screen(FilesScreen(files))
+
+    def launch_command(self) -> str | None:
+        """The plan's `vllm serve` command line, as its launch script runs it (None before a served plan)."""
+        import shlex
+
+        from wizard.artifacts.context import flatten, serve_flags
+
+        if self.session.recommendation is None:
+            return None
+        plan = build_plan(self.session)
+        if plan.memory is None or plan.form in ("managed_api", "cpu"):
+            return None
+        model = str(self.session.answers.get("model") or plan.model)
+        served = str(self.session.answers.get("served_model_name") or model)
+        return shlex.join(["vllm", "serve", *flatten(model, served, serve_flags(plan, self.session.answers))])
+
+    def copy_launch_command(self) -> None:
+        command = self.launch_command()
+        if command is None:
+            self.notify("No launch command yet: finish the questions first (a served plan has one)", timeout=8)
+            return
+        self.copy_to_clipboard(command)
+        self.notify(command, title="Copied the launch command", timeout=10, markup=False)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The command palette (Ctrl+P): the wizard's own commands beside textual's."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Jump to an answer", "Go back to any question answered so far (F3)", self.action_jump)
+        q = self.session.question
+        if q is not None:
+            yield SystemCommand("Open the guide section", f"The rule behind this question: {q.section} (F1)",
+                                self.action_help)
+        if self.session.recommendation is not None:
+            yield SystemCommand("Show the plan", "The summary of the plan the answers lead to", self.show_current)
+            yield SystemCommand("Preview the starter repo's files", "What Generate would write, nothing written",
+                                self.action_preview_files)
+            yield SystemCommand("Write the starter repo", "Choose the folder and write it",
+                                self.open_generate)
+            yield SystemCommand("Copy the launch command", "The plan's vllm serve command line, to the clipboard",
+                                self.copy_launch_command)
+
+    def open_generate(self) -> None:
+        from wizard.tui.screens import GenerateScreen
+
+        if not isinstance(self.screen, SummaryScreen):
+            self.show_current()
+        self.push_screen(GenerateScreen(self.default_folder()))
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

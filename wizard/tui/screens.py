@@ -162,6 +162,7 @@ class SummaryScreen(Screen):
                 yield Static(Group(*plan_renderables(self.plan, self.answers)), id="plan")
             with Vertical(id="actions"):
                 yield Button("Generate starter repo", id="generate", variant="primary")
+                yield Button("Preview files", id="files")
                 yield Button("← Back", id="back")
                 yield Button("Quit", id="quit")
         yield Footer()
@@ -173,6 +174,8 @@ class SummaryScreen(Screen):
         app: WizardApp = self.app  # type: ignore[assignment]
         if event.button.id == "generate":
             app.push_screen(GenerateScreen(app.default_folder()))
+        elif event.button.id == "files":
+            app.action_preview_files()
         elif event.button.id == "back":
             app.action_go_back()
         else:
@@ -266,6 +269,51 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(classes="dialog"):
             yield Label(self.title_text, id="help-title", markup=False)
             yield Static(self.text, markup=False)
+            yield Button("Close", id="close")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss()
+
+
+class JumpScreen(ModalScreen[int | None]):
+    """F3: the questions answered so far with their answers; picking one goes back to it (Back through fifteen
+    questions is slow). Later answers are kept as the defaults they offer again."""
+
+    BINDINGS = [("escape,f3", "dismiss", "Close")]
+
+    def __init__(self, answered: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.answered = answered  # (prompt, answer as text), in the order answered
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Go back to an answer (Enter), Escape to stay", id="help-title")
+            yield OptionList(*[Option(f"{i + 1}. {prompt} — {value}", id=f"a{i}")
+                               for i, (prompt, value) in enumerate(self.answered)], id="answered")
+
+    def on_mount(self) -> None:
+        answered = self.query_one("#answered", OptionList)
+        answered.highlighted = max(0, len(self.answered) - 1)
+        answered.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option_index)
+
+
+class FilesScreen(ModalScreen[None]):
+    """The summary's preview: every file the starter repo would get, with its size, before anything is written."""
+
+    BINDINGS = [("escape", "dismiss", "Close")]
+
+    def __init__(self, files: dict[str, str]) -> None:
+        super().__init__()
+        self.files = files
+
+    def compose(self) -> ComposeResult:
+        lines = [f"{path}  ({text.count(chr(10)):,} lines)" for path, text in sorted(self.files.items())]
+        with VerticalScroll(classes="dialog"):
+            yield Label(f"The starter repo: {len(self.files)} files (nothing written yet)", id="help-title")
+            yield Static("\n".join(lines), id="files-list", markup=False)
             yield Button("Close", id="close")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -63,8 +63,8 @@ def panel_text(lines: dict[str, Any]) -> Text:
         t.append(lines["managed_text"] + "\n", style="dim")
     if lines.get("cold_start_s") is not None:
         t.append(f"Cold start {lines['cold_start_s']:,.0f} s (§7)\n")
-    if lines.get("warnings"):
-        t.append("Warnings: " + ", ".join(lines["warnings"]), style="yellow")
+    for sentence in lines.get("warning_texts", ()):  # readable sentences with their §; the ids are for JSON
+        t.append(f"⚠ {sentence}\n", style="yellow")
     return t
 
 
