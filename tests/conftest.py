@@ -34,5 +34,7 @@ def _isolated_cache(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _isolated_user_state(tmp_path_factory, monkeypatch):
-    """Answers autosave goes to a temporary state folder, never the developer's own."""
+    """Answers autosave goes to a temporary state folder, never the developer's own; `plan` reads the user's
+    defaults.yaml from an empty config folder, never the developer's ~/.config."""
     monkeypatch.setenv("WIZARD_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))

@@ -116,7 +116,15 @@ def build_parser() -> Parser:
     plan.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one answer (repeatable)")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     plan.add_argument("--out", metavar="DIR", default=None, help="write the starter repo into DIR")
-    plan.add_argument("--force", action="store_true", help="replace DIR even if it is not empty")
+    lifecycle = plan.add_mutually_exclusive_group()
+    lifecycle.add_argument("--force", action="store_true", help="replace DIR even if it is not empty")
+    lifecycle.add_argument("--update", action="store_true",
+                           help="regenerate the starter repo in DIR, keeping your edits (three-way merge; conflicts "
+                                "marked, exit 1)")
+    lifecycle.add_argument("--diff", action="store_true",
+                           help="print the unified diff --update would make to DIR's files; writes nothing")
+    lifecycle.add_argument("--dry-run", action="store_true",
+                           help="list DIR's files with what --update would do to each; writes nothing")
 
     tree = sub.add_parser("tree", help="the decision tree: lint, show, paths, schema")
     tree.add_argument("action", choices=("lint", "show", "paths", "schema"))
@@ -173,15 +181,35 @@ def build_parser() -> Parser:
     bench.add_argument("--plan", required=True, metavar="plan.json", help="the starter repo's plan.json")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
 
-    models = sub.add_parser("models", help="list the bundled model catalog, newest family first",
+    repo_check = sub.add_parser("check", help="re-run the starter repo's checks after you edited it",
+                                description="Re-run the checks of a starter repo written by `plan --out` (or the "
+                                            "wizard): bash -n and shellcheck on the scripts, yamllint, "
+                                            "kubernetes-validate --strict on k8s/ (custom resources against their "
+                                            "CRD), the kustomization, the checklist rules (probes, grace periods, "
+                                            "securityContext...), plan.json against the manifests, every vLLM flag "
+                                            "against the pinned vLLM, the gateway's compose.yaml and nginx -t. A "
+                                            "check whose tool is not installed is skipped and says so (pip install "
+                                            "'llm-deploy-wizard[check]'). Exit 0 when nothing failed, 1 when a "
+                                            "check found a problem, 2 for a folder that is no starter repo.")
+    repo_check.add_argument("dir", metavar="DIR", help="the starter repo's folder")
+    repo_check.add_argument("--json", action="store_true",
+                            help="print one JSON object: {dir, passed, checks: [{name, status, problems, "
+                                 "skipped_because}]}")
+
+    models = sub.add_parser("models", help="list the bundled model catalog, newest family first; or one model",
                             description="The bundled model catalog, grouped by family: families newest first (by "
                                         "their first public release), and within a family by total parameters, "
-                                        "smallest first.")
+                                        "smallest first. With an ID, that one model's provenance: where its "
+                                        "config.json and parameter count come from, architecture, maximum "
+                                        "context, checkpoint format, whether the targeted vLLM serves it.")
+    models.add_argument("id", nargs="?", default=None, metavar="ID",
+                        help="a catalog id or alias (any case), or the name after the '/' of one catalog id")
     models.add_argument("--family", metavar="NAME", default=None,
                         help="only this family, e.g. Qwen3 or \"Llama 3.1\" (case does not matter)")
-    models.add_argument("--json", action="store_true", help="print one JSON array")
+    models.add_argument("--json", action="store_true", help="print one JSON array (with ID: one object)")
     gpus = sub.add_parser("gpus", help="list the bundled GPU catalog")
-    gpus.add_argument("--json", action="store_true")
+    gpus.add_argument("--json", action="store_true", help="print one JSON array, every field of every GPU "
+                                                          "(docs/json-output.md)")
     guide = sub.add_parser("guide", help="print a section of the deployment guide (§1-§13), or their list",
                            description="The deployment rules the wizard applies, section by section: every §N it "
                                        "shows is one of them (docs/guide/ in the source).")
@@ -312,32 +340,91 @@ def cmd_size(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    """`plan`: the plan from the answers (over the user's defaults file, under --set), printed; with --out the
+    starter repo written. --update / --diff / --dry-run (wizard.session.repo_update) work on a starter repo this
+    tool wrote in --out: --update prints what it did to each file on stderr and the plan on stdout, and exits 1
+    when a file needs the user (conflict markers, a file it could not update); --diff prints the unified diff of
+    what --update would do and --dry-run each file's state, on stdout, without the plan (no --json), exit 0."""
     from pathlib import Path
 
-    from wizard.session.answers import load_answers_file, parse_set
+    from wizard.session.answers import defaults_file, load_answers_file, load_defaults, parse_set
     from wizard.session.plan import build_plan
     from wizard.session.session import run_answers
 
+    lifecycle = next((f for f, on in (("--update", args.update), ("--diff", args.diff), ("--dry-run", args.dry_run))
+                      if on), None)
+    if lifecycle is not None and args.out is None:
+        print(f"llm-deploy-wizard: error: {lifecycle} needs --out DIR, the starter repo to regenerate", file=sys.stderr)
+        return EXIT_USAGE
+    if lifecycle in ("--diff", "--dry-run") and args.json:
+        print(f"llm-deploy-wizard: error: --json does not go with {lifecycle}, which prints the changes instead of the "
+              "plan", file=sys.stderr)
+        return EXIT_USAGE
     if args.out is not None and not args.out.strip():
         raise InputError("--out", args.out, "expected a folder path")
-    answers = {**load_answers_file(Path(args.answers)), **parse_set(args.set)}
+    defaults = load_defaults()
+    given = {**load_answers_file(Path(args.answers)), **parse_set(args.set)}
+    answers = {**defaults, **given}  # --set over the file over the user's defaults (over the tree's)
     if "model" not in answers:
         raise InputError(f"{Path(args.answers).name}: model", "missing", "the answers file must name the model")
     session = run_answers(answers)
     plan = build_plan(session)
-    if args.out is not None:
+    used = [k for k in defaults if k not in given]
+    code = EXIT_OK
+    if lifecycle in ("--diff", "--dry-run"):
+        from wizard.session.repo_update import diff_lines, report_line, summary
+        from wizard.session.starter_repo import compare_starter_repo
+
+        preview = compare_starter_repo(session, plan, Path(args.out), lifecycle)
+        _say_defaults(used, defaults_file())
+        for change in preview.changes:
+            if lifecycle == "--diff":
+                sys.stdout.write("".join(diff_lines(change)))  # the files' own text, as git diff shows it
+            else:
+                print(printable(report_line(change)))
+        marked = [c.path for c in preview.attention()]
+        print(printable(f"llm-deploy-wizard: {lifecycle}: nothing was written; --update would do: {summary(preview)}"
+                        + (f" (needing you: {', '.join(marked)})" if marked else "")), file=sys.stderr)
+        return EXIT_OK
+    if lifecycle == "--update":
+        from wizard.session.repo_update import report_line, summary
+        from wizard.session.starter_repo import update_starter_repo
+
+        notices: list[str] = []
+        try:
+            done = update_starter_repo(session, plan, Path(args.out), notices=notices)
+        finally:
+            for notice in notices:
+                print(f"llm-deploy-wizard: {printable(notice)}", file=sys.stderr)
+        _say_defaults(used, defaults_file())
+        for change in done.changes:
+            print(printable(report_line(change)), file=sys.stderr)
+        conflicts = [c.path for c in done.changes if c.state == "conflict"]
+        skipped = [c.path for c in done.changes if c.state == "skipped"]
+        line = f"updated the starter repo in {done.folder}: {summary(done)}"
+        if conflicts:
+            line += (f"; conflicts in {', '.join(conflicts)}: keep what you want between <<<<<<< yours and "
+                     ">>>>>>> llm-deploy-wizard, then delete the markers")
+        if skipped:
+            line += f"; not updated: {', '.join(skipped)}"
+        print(printable(f"llm-deploy-wizard: {line}"), file=sys.stderr)
+        code = 1 if done.attention() else EXIT_OK
+    elif args.out is not None:
         from wizard.session.starter_repo import write_starter_repo
 
         # The answers file was read whole: replacing the repo that holds it is safe; the model folder is kept.
-        notices: list[str] = []
+        notices = []
         try:
             written = write_starter_repo(session, plan, Path(args.out), force=args.force, notices=notices,
                                          clear_saved=False)  # a saved interactive session is not this one
         finally:  # a restored folder is said even when the write is then refused
             for notice in notices:
                 print(f"llm-deploy-wizard: {printable(notice)}", file=sys.stderr)
+        _say_defaults(used, defaults_file())
         print(printable(f"wrote the starter repo to {written.path} — start with README.md, the reasons are in "
                         "RATIONALE.md"), file=sys.stderr)
+    else:
+        _say_defaults(used, defaults_file())
     if args.json:
         from wizard.specs.contracts import to_json
 
@@ -346,7 +433,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         from wizard.report import print_plan
 
         print_plan(plan, session.answers)
-    return EXIT_OK
+    return code
+
+
+def _say_defaults(keys: list[str], path: object) -> None:
+    """`plan`'s line on stderr naming the answers that came from the user's defaults file (none: no line). Said
+    once the work succeeded, so an error stays the only line."""
+    if keys:
+        print(printable(f"llm-deploy-wizard: from your defaults ({path}): {', '.join(keys)}"), file=sys.stderr)
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
@@ -388,7 +482,10 @@ def cmd_models(args: argparse.Namespace) -> int:
     looks for what runs on the hardware at hand, and the smallest model is the cheapest to try (the ladder the
     families' own model cards climb; wizard/sources/families.py has the tie rules). `--family NAME` keeps one
     family: the exact name, any case (a prefix such as "qwen3" would match Qwen3, Qwen3-Next, Qwen3.5 ...); an
-    unknown name exits 2 with one line naming the families of the catalog."""
+    unknown name exits 2 with one line naming the families of the catalog. `models ID`: that one model
+    (wizard/sources/model_info.py); an unknown ID exits 2 with one line and the nearest ids."""
+    if args.id is not None:
+        return _model_details(args)
     from wizard.sizing.engine import unserved_reason
     from wizard.sources.catalog import entry_architecture
     from wizard.sources.families import catalog_listing, select_family
@@ -409,6 +506,21 @@ def cmd_models(args: argparse.Namespace) -> int:
     from wizard.report import print_models
 
     print_models(listing)
+    return EXIT_OK
+
+
+def _model_details(args: argparse.Namespace) -> int:
+    from wizard.sources.model_info import find_catalog_model, model_details
+
+    if args.family is not None:
+        raise InputError("--family", args.family, f"give a model ID or --family, not both (ID {args.id!r})")
+    details = model_details(find_catalog_model(args.id))
+    if args.json:
+        print(json.dumps(details, indent=2))
+        return EXIT_OK
+    from wizard.report import print_model_details
+
+    print_model_details(details)
     return EXIT_OK
 
 
@@ -492,6 +604,20 @@ def cmd_check_bench(args: argparse.Namespace) -> int:
     return 1 if result.failed else EXIT_OK
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """`check DIR`: every check group of the starter repo; exit 0 when none failed (skipped ones do not fail),
+    1 when one did, 2 (InputError) for a folder that is no starter repo of this tool."""
+    from wizard.artifacts.repo_checks import check_repo
+
+    report = check_repo(args.dir)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        for line in report.lines():
+            print(printable(line))
+    return EXIT_OK if report.passed else 1
+
+
 def cmd_guide(args: argparse.Namespace) -> int:
     from wizard.guide import section, sections
 
@@ -515,7 +641,8 @@ def cmd_guide(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"check-bench": cmd_check_bench, "guide": cmd_guide, "size": cmd_size, "plan": cmd_plan, "tree": cmd_tree, "models": cmd_models, "gpus": cmd_gpus,
-            "ask": cmd_ask, "schema": cmd_schema, "doctor": cmd_doctor, "check-log": cmd_check_log}
+            "ask": cmd_ask, "schema": cmd_schema, "doctor": cmd_doctor, "check-log": cmd_check_log,
+            "check": cmd_check}
 
 
 if __name__ == "__main__":  # pragma: no cover

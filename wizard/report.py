@@ -4,17 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wizard.artifacts.plan_sections import Section, gib, plan_sections
+from wizard.artifacts.chart_svg import replicas_at
+from wizard.artifacts.cost_chart import CostChart, compact, compact_usd, cost_chart, per_thousand
+from wizard.artifacts.memory_bar import MemoryBar, memory_bar, usable_cell
+from wizard.artifacts.memory_bar import cells as memory_cells
+from wizard.artifacts.plan_sections import Section, gib, plan_sections, usd
 
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.kv_cache import kv_heads_per_rank
 from wizard.specs import GpuSpec
 from wizard.specs.contracts import Plan
+
+
+SELF_STYLE = "#5b8def"
+MANAGED_COLOUR = "#e8833a"
 
 
 class _Console(Console):
@@ -150,6 +158,47 @@ def print_models(listing: Iterable) -> None:
     new_console().print(t)
 
 
+def print_model_details(d: dict) -> None:
+    """`models ID`: one model's provenance (wizard/sources/model_info.model_details), a label and its value a
+    line. Every value is data: escaped, never read as markup."""
+    from wizard.sources.families import billions
+
+    t = Table(box=None, show_header=False, padding=(0, 1, 0, 0))
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column(overflow="fold")
+    config = escape(f"{d['config_file']} — {d['config_source']}")
+    if d["config_of"]:
+        config += f" [yellow](the config of {escape(d['config_of'])} stands in)[/]"
+    params = f"{d['params']:,} ({billions(d['params'])})"
+    if d["moe"]:
+        params += f", {d['active_params']:,} ({billions(d['active_params'])}) active per token"
+    served = (f"[green]vLLM {escape(d['vllm_version'])} serves it[/]" if d["served"]
+              else f"[red]not served[/]: {escape(d['unserved'])}")
+    rows = [
+        ("family", escape(f"{d['family']} · released {d['released'] or 'unknown'}")),
+        ("aliases", escape(", ".join(d["aliases"])) or "—"),
+        ("config.json", config),
+        ("quant config", escape(d["quant_config_file"] or "")),  # hf_quant_config.json beside it (ModelOpt)
+        ("architecture", escape(f"{d['architecture']} (model_type {d['model_type']}, {d['attention']} attention"
+                                + (", mixture of experts" if d["moe"] else "") + ")")),
+        ("params", params + f" — {escape(d['params_source'])}"),
+        ("max context", f"{d['max_context_tokens']:,} tokens (config.json max_position_embeddings)"),
+        ("checkpoint", escape(d["checkpoint_format"])),
+        ("vLLM", served),
+    ]
+    for label, value in rows:
+        if value:
+            t.add_row(label, value)
+    console = new_console()
+    console.print(f"[bold]{escape(d['id'])}[/] (bundled catalog)", highlight=False)
+    console.print(t, highlight=False)
+    notes = list(d["notes"])
+    if d["note"] and not any(d["note"] in n for n in notes):  # a borrowed config's note already quotes it
+        notes.insert(0, d["note"])
+    for note in notes:
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+
+
 def print_gpus(gpus: Iterable[GpuSpec]) -> None:
     t = Table(title="Bundled GPU catalog")
     for col, justify in (("id", "left"), ("memory (reported)", "right"), ("bandwidth", "right"), ("bf16 dense", "right"),
@@ -249,7 +298,141 @@ def plan_renderables(plan: Plan, answers: dict, path: bool = True) -> list[Rende
         if section.key == "path" and not path:
             continue
         items.append(section_renderable(section))
+        picture = pictures_after(section.key, plan)
+        if picture is not None:
+            items.append(picture)
     return items
+
+
+def pictures_after(key: str, plan: Plan) -> RenderableType | None:
+    """The memory bar under the memory section, the cost chart under the cost section (None: nothing to draw)."""
+    if key == "memory":
+        bar = memory_bar(plan)
+        return None if bar is None else MemoryBarView(bar)
+    if key == "cost":
+        chart = cost_chart(plan)
+        return None if chart is None else CostChartView(chart)
+    return None
+
+
+class MemoryBarView:
+    """Memory per GPU as one line of letters (W weights, K KV cache, A activations, R reserve, · headroom), as wide
+    as the terminal allows (at most 60 cells); a layout that does not fit shows "│" where the usable memory ends."""
+
+    def __init__(self, bar: MemoryBar) -> None:
+        self.bar = bar
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        bar = self.bar
+        width = max(10, min(60, options.max_width - 4))
+        line = Text("  ")
+        limit = usable_cell(bar, width)
+        at = 0
+        for part, n in memory_cells(bar, width):
+            letter, style = ("·", "dim") if part is None else (part.letter, f"bold {part.colour}")
+            for _ in range(n):
+                if not bar.fits and at == limit:
+                    line.append("│", style="bold red")
+                line.append(letter, style=style if bar.fits or at < limit else f"{style} on #5c1a1a")
+                at += 1
+        verdict = ("fits", "green") if bar.fits else (f"does not fit: {gib(-bar.headroom)} over", "red")
+        items = [Text.assemble((part.letter, f"bold {part.colour}"), f" {part.label} {gib(part.bytes)}")
+                 for part in bar.parts]
+        if bar.fits:
+            items.append(Text.assemble(("·", "dim"), f" headroom {gib(bar.headroom)}"))
+        yield Text.assemble("  ", ("Memory per GPU", "bold"), f" on {bar.gpu}: {gib(bar.total)} of {gib(bar.usable)} "
+                            "usable — ", verdict)
+        yield line
+        yield from packed(items, options.max_width)
+
+
+def packed(items: list[Text], width: int, indent: int = 2) -> list[Text]:
+    """Legend items on as few lines as fit the width, never breaking an item (a narrow terminal: one a line)."""
+    lines: list[Text] = []
+    line = Text(" " * indent)
+    for item in items:
+        if line.cell_len > indent and line.cell_len + 2 + item.cell_len > width:
+            lines.append(line)
+            line = Text(" " * indent)
+        if line.cell_len > indent:
+            line.append("  ")
+        line.append_text(item)
+    lines.append(line)
+    return lines
+
+
+class CostChartView:
+    """The cost chart in block characters: self-hosted cost as a filled area (█, its top the steps), the managed
+    API as a line of "•" over it, ▲ the break-even and △ the plan's own volume under the axis. As wide as the
+    terminal allows (at most 64 columns of plot), eight rows high; it reads the same without colour."""
+
+    ROWS = 8
+    BLOCKS = " ▁▂▃▄▅▆▇█"
+
+    def __init__(self, chart: CostChart) -> None:
+        self.chart = chart
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        c, rows = self.chart, self.ROWS
+        labels = {0: compact_usd(c.y_max), rows // 2: compact_usd(c.y_max / 2)}
+        margin = max(len(v) for v in [*labels.values(), "$0"]) + 3
+        cols = max(16, min(64, options.max_width - margin - 1))
+        grid = [[(" ", "")] * cols for _ in range(rows)]
+        for j in range(cols):
+            x = (j + 0.5) / cols * c.x_max
+            level = c.self_hosted(x) / c.y_max * rows * 8
+            for r in range(rows):
+                fill = max(0, min(8, round(level - (rows - 1 - r) * 8)))
+                if fill:
+                    grid[r][j] = (self.BLOCKS[fill], SELF_STYLE)
+            managed = c.managed(x)
+            if managed is not None:
+                r = rows - 1 - min(rows - 1, int(managed / c.y_max * rows))
+                inside = grid[r][j][0] == "█"
+                grid[r][j] = ("•", f"bold {MANAGED_COLOUR}" + (" on #1f3b73" if inside else ""))
+        out = [Text.assemble("  ", ("Cost per month against daily requests", "bold"), " (§8)")]
+        for r in range(rows):
+            line = Text(f"{labels.get(r, ''):>{margin - 2}} " + ("┤" if r in labels else "│"), style="dim")
+            for ch, style in grid[r]:
+                line.append(ch, style=style)
+            out.append(line)
+        axis = ["─"] * cols
+        marks: list[tuple[int, str]] = []
+        if c.daily_requests:
+            marks.append((self._col(c.daily_requests, cols), "△"))
+        if c.break_even is not None:
+            marks.append((self._col(c.break_even, cols), "▲"))
+        for col, mark in marks:
+            axis[col] = mark
+        out.append(Text(f"{'$0':>{margin - 2}} └" + "".join(axis), style="dim"))
+        right = f"{compact(c.x_max)} requests/day"
+        out.append(Text(" " * margin + "0" + right.rjust(cols - 1), style="dim"))
+        yield from out
+        legend = Table(box=None, show_header=False, padding=(0, 1, 0, 2), pad_edge=True)
+        legend.add_column(no_wrap=True)
+        legend.add_column(overflow="fold")
+        legend.add_row(Text("█", SELF_STYLE), f"self-hosted, {c.layout}: {usd(c.total_usd_month)}/month with its "
+                       f"staff, up to {c.capacity_daily_requests:,.0f} requests/day at full use; "
+                       f"+{usd(c.replica_usd_month)} per replica more, each carrying "
+                       f"{c.replica_daily_requests:,.0f} requests/day more")
+        if c.managed_usd_per_request is not None and c.managed_staff_usd_month is not None:
+            legend.add_row(Text("•", f"bold {MANAGED_COLOUR}"), f"managed API with its staff: "
+                           f"{usd(c.managed_staff_usd_month)} + {per_thousand(c.managed_usd_per_request)} per 1,000 "
+                           "requests" + (f"; {c.managed_note}" if c.managed_note else ""))
+        else:
+            legend.add_row(Text("-"), f"no managed line: {c.managed_note}")
+        if c.break_even is not None:
+            legend.add_row(Text("▲", "bold"), f"break-even {c.break_even:,} requests/day" + (
+                f", past these replicas (with {replicas_at(c, c.break_even)} at full use)"
+                if c.break_even_beyond_capacity else ""))
+        elif c.managed_usd_per_request is not None:
+            legend.add_row(Text("-"), f"no break-even up to {c.x_max:,.0f} requests/day")
+        if c.daily_requests:
+            legend.add_row(Text("△"), f"your volume, {c.daily_requests:,} requests/day")
+        yield legend
+
+    def _col(self, x: float, cols: int) -> int:
+        return max(0, min(cols - 1, int(x / self.chart.x_max * cols)))
 
 
 def section_renderable(section: Section) -> RenderableType:

@@ -17,7 +17,10 @@ from typing import Any
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from wizard.artifacts.chart_svg import caption, starter_svg
 from wizard.artifacts.context import IMAGES, autoscaled, build_context, on_cluster, self_built_gateway
+from wizard.artifacts.cost_chart import cost_chart
+from wizard.artifacts.memory_bar import memory_bar
 from wizard.artifacts.plan_sections import plan_sections
 from wizard.errors import InputError
 from wizard.specs.contracts import Plan, to_json
@@ -103,6 +106,8 @@ def files_for(plan: Plan, answers: dict[str, Any] | None = None) -> list[tuple[s
         if autoscaled(plan, answers):  # room to scale: an autoscaler, and the adapter that feeds it the queue
             k8s.append("hpa.yaml")
             out.append(("autoscaling/prometheus-adapter-values.yaml", "autoscaling/prometheus-adapter-values.yaml.j2"))
+    if cost_chart(plan) is not None:  # a priced server: cost against daily requests, and the memory bar (§2, §8)
+        out.insert(2, ("cost-chart.svg", "cost-chart.svg.j2"))  # beside RATIONALE.md, which links it
     out.append(("bench/run.sh", "bench/run.sh.j2"))  # every repo with a server: the loop back from reality
     if plan.replicas >= 2:
         k8s.append("pdb.yaml")
@@ -146,6 +151,11 @@ def render_repo(plan: Plan, answers: dict[str, Any]) -> dict[str, str]:
     pairs = files_for(plan, answers)
     ctx["files"] = [path for path, _ in pairs]
     ctx["k8s_files"] = sorted(p.removeprefix("k8s/") for p, _ in pairs if p.startswith("k8s/") and not p.endswith("kustomization.yaml"))
+    chart = cost_chart(plan) if "cost-chart.svg" in ctx["files"] else None
+    if chart is not None:  # drawn in Python (wizard/artifacts/chart_svg.py): the template writes it as it is
+        bar = memory_bar(plan)
+        ctx["cost_chart_svg"] = starter_svg(plan.model, chart, bar)
+        ctx["cost_chart_caption"] = caption(chart, bar)
     env = environment()
     files = {path: env.get_template(name).render(**ctx) for path, name in pairs}
     files["answers.yaml"] = yaml.safe_dump(answers, sort_keys=False, allow_unicode=True)

@@ -122,6 +122,13 @@ def _choice(rule: AnswerRule, value: Any, name: str) -> Any:
                 return a
     elif value in allowed and not isinstance(value, bool):
         return value
+    if isinstance(value, str) and rule.choices_from == "gpu_catalog":
+        from wizard.sources.suggest import gpu_suggestions  # noqa: PLC0415 (only when the answer is refused)
+
+        close = gpu_suggestions(value, [str(a) for a in allowed if a != "auto"])
+        if close:
+            raise InputError(name, value, "not a catalog GPU id; did you mean " + (
+                close[0] if len(close) == 1 else "one of " + ", ".join(close)) + "?")
     raise InputError(name, value, "expected one of " + ", ".join(str(a) for a in allowed))
 
 

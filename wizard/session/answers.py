@@ -1,12 +1,19 @@
 """The answers file: read, `--set`, written back; every key checked by its rule in the tree's `answers:` table.
 
-Layered like copier: `--set KEY=VALUE` over the file over the tree's defaults. Unknown keys, wrong types and
-out-of-range values are rejected by name with one line (InputError → exit 2), by the same function (answer_rules.
-parse) that checks the wizards' answers.
+Layered like copier: `--set KEY=VALUE` over the file over the user's defaults file over the tree's defaults.
+Unknown keys, wrong types and out-of-range values are rejected by name with one line (InputError → exit 2), by
+the same function (answer_rules.parse) that checks the wizards' answers.
+
+The user's defaults (`plan` reads them; the interactive wizards do not): `$XDG_CONFIG_HOME/llm-deploy-wizard/
+defaults.yaml`, XDG_CONFIG_HOME being ~/.config when unset, empty or relative (as the XDG spec says). It holds
+answers-file keys that are the same for every deployment of a team (namespace, storage_class, gpu_hour_usd,
+staff_usd_month, ...), checked by the same rules, an error naming the file and the key. The keys that name one
+deployment (NOT_DEFAULTS) are refused there. No file is no defaults.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +21,11 @@ from wizard.errors import InputError
 from wizard.session.answer_rules import rules, validate_answers
 from wizard.yaml_file import parse_yaml, read_yaml
 
-__all__ = ["accepted_values", "dump_answers", "keys", "load_answers_file", "parse_set", "recorded", "validate_answers"]
+__all__ = ["accepted_values", "defaults_file", "dump_answers", "keys", "load_answers_file", "load_defaults", "parse_set",
+           "recorded", "validate_answers"]
+
+# keys that name one deployment: a default would give every plan the same model or the same names
+NOT_DEFAULTS = ("model", "app_name", "served_model_name")
 
 
 def keys() -> tuple[str, ...]:
@@ -30,6 +41,33 @@ def recorded(answers: dict[str, Any]) -> dict[str, Any]:
 def load_answers_file(path: Path) -> dict[str, Any]:
     """Read and validate an answers YAML file."""
     return validate_answers(read_yaml(path, "--answers") or {}, where=path.name)
+
+
+def defaults_file() -> Path | None:
+    """Where the user's defaults are: $XDG_CONFIG_HOME/llm-deploy-wizard/defaults.yaml (else ~/.config/...);
+    None when there is no home folder to look in."""
+    base = os.environ.get("XDG_CONFIG_HOME", "")
+    if not os.path.isabs(base):
+        try:
+            base = str(Path.home() / ".config")
+        except (RuntimeError, KeyError):  # no HOME and no password entry
+            return None
+    return Path(base) / "llm-deploy-wizard" / "defaults.yaml"
+
+
+def load_defaults(path: Path | None = None) -> dict[str, Any]:
+    """The user's defaults, validated as answers ({} when there is no such file); InputError names the file."""
+    path = path or defaults_file()
+    if path is None or not os.path.lexists(path):
+        return {}
+    data = read_yaml(path, "defaults")
+    if data is None:  # an empty file
+        return {}
+    for key in NOT_DEFAULTS:
+        if isinstance(data, dict) and key in data:
+            raise InputError(f"{path}: {key}", data[key], "it names one deployment, so it has no default: give "
+                             "it in the answers file or with --set")
+    return validate_answers(data, where=str(path))
 
 
 def text_keys() -> set[str]:

@@ -101,9 +101,14 @@ def gpu_catalog() -> tuple[GpuSpec, ...]:
 
 
 def find_gpu(gpu_id: str) -> GpuSpec:
-    """The catalog GPU with this id, or an InputError listing the accepted ids."""
+    """The catalog GPU with this id, or an InputError: the nearest ids ("did you mean"), else every accepted id."""
     key = gpu_id.strip().lower()
     for g in gpu_catalog():
         if g.id == key:
             return g
-    raise InputError("gpu", gpu_id, "accepted: " + ", ".join(g.id for g in gpu_catalog()))
+    from wizard.sources.suggest import did_you_mean, gpu_suggestions
+
+    ids = [g.id for g in gpu_catalog()]
+    near = did_you_mean(gpu_suggestions(gpu_id, ids))
+    raise InputError("gpu", gpu_id, f"not a catalog GPU id (`llm-deploy-wizard gpus` lists them); {near}" if near
+                     else "accepted: " + ", ".join(ids))

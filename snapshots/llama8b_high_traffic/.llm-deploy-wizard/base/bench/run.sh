@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Load test of the deployed meta-llama/Llama-3.1-8B-Instruct endpoint at the plan's peak, with vLLM 0.33.0's own client
+# (`vllm bench serve`): 256 requests in flight, 1024-token prompts and 256-token outputs (the
+# typical lengths the plan sized), 2560 requests. The result JSON is what
+# `llm-deploy-wizard check-bench RESULT.json --plan plan.json` compares with the plan's predictions and targets.
+# Written by llm-deploy-wizard; the numbers are in RATIONALE.md.
+#
+# Usage: bench/run.sh [BASE_URL]   (the endpoint clients use: the Service, ingress or gateway in front of all the
+# replicas — a `kubectl port-forward` reaches one pod, which would carry the whole peak alone; default
+# http://127.0.0.1:8000)
+# Needs: pip install "vllm==0.33.0" on the client machine; the key in VLLM_API_KEY (sent as OPENAI_API_KEY).
+set -euo pipefail
+
+BASE_URL="${1:-${BASE_URL:-http://127.0.0.1:8000}}"
+RESULT="${RESULT:-bench/result.json}"
+# shellcheck disable=SC2016,SC1003  # single-quoted literals: nothing in a model id or name expands
+TOKENIZER=meta-llama/Llama-3.1-8B-Instruct
+# shellcheck disable=SC2016,SC1003
+SERVED_MODEL_NAME=meta-llama/Llama-3.1-8B-Instruct
+export OPENAI_API_KEY="${OPENAI_API_KEY:-${VLLM_API_KEY:-}}"
+mkdir -p "$(dirname "$RESULT")"
+
+exec vllm bench serve \
+  --backend openai-chat \
+  --base-url "$BASE_URL" \
+  --endpoint /v1/chat/completions \
+  --model "$SERVED_MODEL_NAME" \
+  --tokenizer "$TOKENIZER" \
+  --dataset-name random \
+  --random-input-len 1024 \
+  --random-output-len 256 \
+  --ignore-eos \
+  --num-prompts 2560 \
+  --max-concurrency 256 \
+  --percentile-metrics ttft,tpot,itl,e2el \
+  --metric-percentiles 50,99 \
+  --save-result \
+  --result-dir "$(dirname "$RESULT")" \
+  --result-filename "$(basename "$RESULT")"

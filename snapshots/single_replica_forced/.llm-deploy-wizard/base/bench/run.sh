@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Load test of the deployed Qwen/Qwen3-8B endpoint at the plan's peak, with vLLM 0.33.0's own client
+# (`vllm bench serve`): 8 requests in flight, 1000-token prompts and 200-token outputs (the
+# typical lengths the plan sized), 200 requests. The result JSON is what
+# `llm-deploy-wizard check-bench RESULT.json --plan plan.json` compares with the plan's predictions and targets.
+# Written by llm-deploy-wizard; the numbers are in RATIONALE.md.
+#
+# Usage: bench/run.sh [BASE_URL]   (the endpoint clients use: the Service, ingress or gateway in front of all the
+# replicas — a `kubectl port-forward` reaches one pod, which would carry the whole peak alone; default
+# http://127.0.0.1:8000)
+# Needs: pip install "vllm==0.33.0" on the client machine; the key in VLLM_API_KEY (sent as OPENAI_API_KEY).
+set -euo pipefail
+
+BASE_URL="${1:-${BASE_URL:-http://127.0.0.1:8000}}"
+RESULT="${RESULT:-bench/result.json}"
+# shellcheck disable=SC2016,SC1003  # single-quoted literals: nothing in a model id or name expands
+TOKENIZER=Qwen/Qwen3-8B
+# shellcheck disable=SC2016,SC1003
+SERVED_MODEL_NAME=Qwen/Qwen3-8B
+export OPENAI_API_KEY="${OPENAI_API_KEY:-${VLLM_API_KEY:-}}"
+mkdir -p "$(dirname "$RESULT")"
+
+exec vllm bench serve \
+  --backend openai-chat \
+  --base-url "$BASE_URL" \
+  --endpoint /v1/chat/completions \
+  --model "$SERVED_MODEL_NAME" \
+  --tokenizer "$TOKENIZER" \
+  --dataset-name random \
+  --random-input-len 1000 \
+  --random-output-len 200 \
+  --ignore-eos \
+  --num-prompts 200 \
+  --max-concurrency 8 \
+  --percentile-metrics ttft,tpot,itl,e2el \
+  --metric-percentiles 50,99 \
+  --save-result \
+  --result-dir "$(dirname "$RESULT")" \
+  --result-filename "$(basename "$RESULT")"
