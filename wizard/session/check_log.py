@@ -178,9 +178,8 @@ def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str,
         context = _context(log, model)
         batched = log.max_num_batched_tokens or engine.tiers[-1].tokens
         kv = _kv_dtype(log)
-    try:
-        stages = kv_stages(model, kv, log.tp or 1, log.pp or 1, batched * engine.in_flight_batches(log.pp or 1) or None)
-    except (InputError, ZeroDivisionError):
+    stages = _logged_stages(log, model, engine, kv, batched)
+    if stages is None:
         return None
     per_token = max(st.bytes_per_token(context) for st in stages)
     if not per_token:
@@ -190,6 +189,15 @@ def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str,
                 CAUSES["kv_tokens"])
 
 
+def _logged_stages(log: StartupLog, model: ModelSpec, engine: Any, kv: str, batched: int) -> tuple | None:
+    """The KV layout per PP stage of the run the log shows (its TP/PP, the release's in-flight prefill batches);
+    None when the model's shapes do not split that way."""
+    try:
+        return kv_stages(model, kv, log.tp or 1, log.pp or 1, batched * engine.in_flight_batches(log.pp or 1) or None)
+    except (InputError, ZeroDivisionError):
+        return None
+
+
 def _needed_at_logged_length(log: StartupLog, model: ModelSpec, version: str) -> Item | None:
     """A failed start's "X GiB KV cache is needed" for max_model_len, from the model's KV bytes per sequence alone:
     like the per-token check, it needs no card (and no weights: a quantized checkpoint of unknown bytes keeps its
@@ -197,11 +205,8 @@ def _needed_at_logged_length(log: StartupLog, model: ModelSpec, version: str) ->
     if not log.kv_needed_gib or not log.needed_len:
         return None
     engine = profile_for(version)
-    batched = log.max_num_batched_tokens or engine.tiers[-1].tokens
-    try:
-        stages = kv_stages(model, _kv_dtype(log), log.tp or 1, log.pp or 1,
-                           batched * engine.in_flight_batches(log.pp or 1) or None)
-    except (InputError, ZeroDivisionError):
+    stages = _logged_stages(log, model, engine, _kv_dtype(log), log.max_num_batched_tokens or engine.tiers[-1].tokens)
+    if stages is None:
         return None
     gib = round(max(st.bytes_per_sequence(log.needed_len) for st in stages) / GIB, 2)
     return Item("kv_needed_gib", log.kv_needed_gib, gib, (gib - log.kv_needed_gib) / log.kv_needed_gib,
