@@ -4,8 +4,9 @@ Each row is re-run through the sizing core with the row's model, GPU and lengths
 request_rate=inf keep the engine full: the sequences in flight are then what the KV cache admits,
 min(prompts, max_num_seqs, capacity / (prompt + output / 2)). Rows of other engines (SGLang, TensorRT-LLM)
 are predicted but not counted in the error of this vLLM model; rows without prompt/output lengths say so.
-`--fit` searches the three efficiency constants on the counted rows and prints the best set (the values in
-wizard/sizing/performance.py come from this search; re-run it after changing the model).
+`--fit` searches the efficiency constants, each on the rows that isolate it (fit()), and prints the best set (the
+values in wizard/sizing/performance.py and data/vllm-speed.json come from this search; re-run it after changing the
+model).
 
 throughput-bench.yaml (public `vllm bench serve` / benchmark_serving results, closed and open loop, six card types)
 marks each row fit: true (used by --fit) or fit: false (held out): the summary reports the held-out rows per
@@ -100,6 +101,39 @@ GPU_NAMES = [("rtx 3090", "rtx3090-24gb"), ("rtx 4090", "rtx4090-24gb"), ("mi300
              ("h200", "h200-sxm-141gb"), ("h100", "h100-sxm-80gb"), ("a100 80", "a100-sxm-80gb"),
              ("a100", "a100-sxm-80gb"), ("l40s", "l40s-48gb"), ("l4", "l4-24gb")]
 MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-8B-Instruct"}  # same shapes
+# Rows that publish no token totals but send the same 1,000 ShareGPT prompts as tp-011 (vllm bench serve's default
+# seed) to a model with the same tokenizer (Qwen3's): tp-011's measured totals, 217,393 prompt and 201,422 output
+# tokens, are their lengths (an assumption the row list states; the outputs can stop at EOS sooner or later).
+SHAREGPT_1000_QWEN3 = (217, 201)
+
+
+def assumed_lengths(row: dict) -> bool:
+    """True when the row's lengths are not its own (SHAREGPT_1000_QWEN3): it is shown, neither fitted nor counted —
+    and its varied ShareGPT lengths sent at once are a workload the model's one mean length does not describe."""
+    return not (row.get("input_len") and row.get("output_len")) and row_lengths(row) is not None
+
+
+def row_lengths(row: dict) -> tuple[int, int] | None:
+    """(prompt, output) tokens per request: the row's own, else the shared ShareGPT sample's for a Qwen3 model."""
+    if row.get("input_len") and row.get("output_len"):
+        return int(row["input_len"]), max(1, int(row["output_len"]))
+    if (str(row.get("dataset", "")).startswith("sharegpt") and row.get("num_prompts") == 1000
+            and str(row.get("model", "")).startswith("Qwen/Qwen3-")):
+        return SHAREGPT_1000_QWEN3
+    return None
+
+
+def row_precision(row: dict) -> tuple[str, str]:
+    """(weight precision, KV dtype) the row's stated weights mean for the sizing core."""
+    w = str(row.get("weights_dtype", "")).lower()
+    if "fp8" in w and "kv" in w and w.startswith("bf16"):
+        return "auto", "fp8"
+    if "fp8" in w:
+        return "fp8", "auto"
+    for bits in ("int4", "int8"):
+        if bits in w:
+            return bits, "auto"
+    return "auto", "auto"
 
 
 def bench_rows() -> list[dict]:
@@ -132,16 +166,17 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         model, gpu = load_catalog_model(find_entry(model_id)), find_gpu(gpu_id or "")
     except Exception:  # a model or card outside the catalog: not predicted
         return []
-    if not row.get("input_len") or not row.get("output_len"):
+    lengths = row_lengths(row)
+    if lengths is None:
         return []
-    prompt, output = int(row["input_len"]), max(1, int(row["output_len"]))
+    prompt, output = lengths
     tp = int(row.get("tp") or 1)
     ctx = min(model.max_position_embeddings, -(-(prompt + output) // 16) * 16)
     # The server's max_model_len (its command, else the model's maximum): V0 without chunked prefill batches
     # whole prompts up to it per step, so it sets how a burst of prompts is prefilled.
     m = re.search(r"--max-model-len[ =](\d+)", str(row.get("serve_cmd") or ""))
     served = int(m.group(1)) if m else model.max_position_embeddings
-    precision = "fp8" if "fp8" in str(row.get("weights_dtype", "")).lower() else "auto"
+    precision, kv_dtype = row_precision(row)
     version = row_version(row)
     seqs = profile_for(version).default_batch(gpu, ctx)[1]
     rate = row.get("request_rate")
@@ -150,12 +185,15 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     if profile_for(version).no_chunked_prefill:
         batch_tokens = profile_for(version).default_batch(gpu, served)[0]
     base = SizeInputs(tp=tp, context_tokens=ctx, concurrency=1, max_num_seqs=seqs, weight_precision=precision,
-                      vllm_version=version, max_num_batched_tokens=batch_tokens)
+                      kv_cache_dtype=kv_dtype, vllm_version=version, max_num_batched_tokens=batch_tokens)
     try:
         probe = size(model, gpu, base)
     except Exception:
         return []
-    admitted = max(1.0, probe.kv_capacity_tokens / (prompt + output / 2))
+    fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
+    # Sequences at every stage of their output hold prompt + output / 2 tokens on average; identical requests that
+    # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.
+    admitted = max(1.0, probe.kv_capacity_tokens / (prompt + (output if fixed else output / 2)))
     if isinstance(rate, (int, float)) and rate != float("inf") and not conc:
         w = Workload(1, prompt, output, rate=float(rate))
         b = None
@@ -163,7 +201,6 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         b = max(1.0, min(float(conc or row.get("num_prompts") or 1), float(row.get("num_prompts") or 1e9), seqs,
                          admitted))
         clients = float(conc or row.get("num_prompts") or b)
-        fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
         w = Workload(b, prompt, output, prompts=int(row.get("num_prompts") or 0) or None,
                      clients=clients if clients > b else None, synchronized=fixed)
     r = size(model, gpu, base._replace(concurrency=max(1, int(b or 1))))
@@ -201,52 +238,74 @@ def score(rows: str) -> float:
     return statistics.median(errs) + 0.25 * max(errs)
 
 
-def speed_profile(row: dict) -> str:
-    """The data/vllm-speed.json entry a row runs at ("default": the module's constants)."""
+def speed_entry(row: dict) -> dict | None:
+    """The data/vllm-speed.json entry a row runs at (None: the module's constants)."""
     gpu_id = next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
     entry = find_entry(MODEL_STAND_INS.get(row.get("model"), row.get("model")))
     if entry is None or gpu_id is None:
-        return "default"
+        return None
     model = load_catalog_model(entry)
-    return perf.speed_for(row_version(row), model.architecture, find_gpu(gpu_id).vendor).profile
+    profile = perf.speed_for(row_version(row), model.architecture, find_gpu(gpu_id).vendor).profile
+    return next((e for e in perf._speed_entries() if e["id"] == profile), None)
 
 
-def bench_score() -> float:
-    """Median |log error| over the fit rows of throughput-bench.yaml that run at the default constants (rows of a
-    speed entry fit that entry instead), every metric."""
-    errs = [abs(math.log(p / m)) for row in bench_rows() if row.get("fit") and speed_profile(row) == "default"
-            for _, _, p, m, _, _ in predict_bench(row) if p > 0]
+HBM_PREFILL_ROWS = ("tp-015", "tp-016", "tp-017")  # Qwen3-32B on one H100, 2,000–32,000-token prompts: prefill-bound
+
+
+def _bench_errors(gddr: bool) -> list[float]:
+    """|log error| of every metric of one card class's fit rows of throughput-bench.yaml whose FLOPS efficiency is
+    the module's (rows of a speed entry that names its own fit that entry instead; an entry that sets only the front
+    end keeps its rows here, at that front end)."""
+    return [abs(math.log(p / m)) for row in bench_rows()
+            if row.get("fit") and "eff_flops" not in (speed_entry(row) or {}) and not assumed_lengths(row)
+            for _, _, p, m, _, gpu in predict_bench(row) if p > 0 and _is_gddr(gpu) == gddr]
+
+
+def _is_gddr(gpu_id: str) -> bool:
+    return find_gpu(gpu_id).memory_type.upper().startswith("GDDR")
+
+
+def gddr_score() -> float:
+    """Median |log error| over the GDDR fit rows of throughput-bench.yaml."""
+    errs = _bench_errors(True)
     return statistics.median(errs) if errs else math.inf
 
 
-def fit() -> None:
-    """Two stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound
-    rows of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per
-    step); then the GDDR efficiency, FLOPS efficiency and the front end on the rows of throughput-bench.yaml marked
-    fit: true that no speed entry covers; then each entry of data/vllm-speed.json on its own rows."""
+def hbm_score() -> float:
+    """Median |log error| of the HBM FLOPS efficiency's rows: the prefill-bound dev rows and the HBM bench fit rows."""
+    errs = [abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS]
+    return statistics.median(errs + _bench_errors(False))
+
+
+def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer) -> tuple[float, ...]:
+    """Set perf's constants `names` to the grid point of `values` with the lowest scorer() (the first on a tie)."""
     best = None
-    for bw in (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9):
-        perf.EFF_BANDWIDTH = bw
+    for point in itertools.product(*values):
+        for n, v in zip(names, point):
+            setattr(perf, n, v)
         _forget()
-        s = score("decode")
+        s = scorer()
         if best is None or s < best[0] - 1e-9:
-            best = (s, bw)
-    perf.EFF_BANDWIDTH = best[1]
-    best2 = None
-    for gddr in (0.6, 0.7, 0.8, 0.9):
-        for fl in (0.3, 0.45, 0.6, 0.75):
-            for fe in (0.005, 0.01, 0.02, 0.03, 0.06):  # an HTTP round trip and tokenising take milliseconds
-                perf.EFF_BANDWIDTH_GDDR, perf.EFF_FLOPS, perf.FRONTEND_S = gddr, fl, fe
-                _forget()
-                s = bench_score()
-                if best2 is None or s < best2[0] - 1e-9:
-                    best2 = (s, gddr, fl, fe)
-    assert best2 is not None
-    _, perf.EFF_BANDWIDTH_GDDR, perf.EFF_FLOPS, perf.FRONTEND_S = best2
+            best = (s, point)
+    assert best is not None
+    for n, v in zip(names, best[1]):
+        setattr(perf, n, v)
     _forget()
-    print(f"best: EFF_BANDWIDTH={perf.EFF_BANDWIDTH} (decode rows); EFF_BANDWIDTH_GDDR={perf.EFF_BANDWIDTH_GDDR} "
-          f"EFF_FLOPS={perf.EFF_FLOPS} FRONTEND_S={perf.FRONTEND_S} "
-          f"(bench fit rows, median |log error| {best2[0]:.3f})")
+    print("best: " + " ".join(f"{n}={v}" for n, v in zip(names, best[1])) + f" (median |log error| {best[0]:.3f})")
+    return best[1]
+
+
+def fit() -> None:
+    """Stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound rows
+    of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per step); the
+    GDDR card class (bandwidth and FLOPS efficiency) and the front end on the GDDR rows of throughput-bench.yaml marked
+    fit: true; the HBM FLOPS efficiency on the prefill-bound dev rows (HBM_PREFILL_ROWS) and the HBM bench fit rows
+    no entry overrides; then each entry of data/vllm-speed.json on its own rows."""
+    _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
+    # an HTTP round trip and tokenising take milliseconds
+    _grid(("EFF_BANDWIDTH_GDDR", "EFF_FLOPS_GDDR", "FRONTEND_S"),
+          ((0.6, 0.7, 0.8, 0.9), (0.3, 0.45, 0.6, 0.75), (0.005, 0.01, 0.02, 0.03, 0.06)), gddr_score)
+    _grid(("EFF_FLOPS",), ((0.2, 0.3, 0.45, 0.6, 0.75),), hbm_score)
     fit_speed_entries()
 
 
@@ -285,13 +344,16 @@ def fit_speed_entries() -> None:
 
 
 def print_bench() -> None:
+    by_row = {r["id"]: r for r in bench_rows()}
     rows = all_bench()
     if not rows:
         return
     print(f"\n{'bench row':10s} {'card':15s} {'metric':14s} {'predicted':>10s} {'measured':>10s} {'error':>8s}  set")
     for rid, metric, p, m, fit_row, gpu in rows:
-        print(f"{rid:10s} {gpu:15s} {metric:14s} {p:10.1f} {m:10.1f} {error(p, m):+8.1%}  {'fit' if fit_row else 'held out'}")
-    held = [(metric, gpu, abs(error(p, m)) <= 0.25) for _, metric, p, m, fit_row, gpu in rows if not fit_row]
+        label = ("assumed lengths: not counted" if assumed_lengths(by_row[rid]) else "fit" if fit_row else "held out")
+        print(f"{rid:10s} {gpu:15s} {metric:14s} {p:10.1f} {m:10.1f} {error(p, m):+8.1%}  {label}")
+    held = [(metric, gpu, abs(error(p, m)) <= 0.25) for rid, metric, p, m, fit_row, gpu in rows
+            if not fit_row and not assumed_lengths(by_row[rid])]
     print("held-out rows within 25 %:")
     for metric in ("ttft_mean_ms", "ttft_p99_ms", "tpot_mean_ms", "output_tok_s"):
         hits = [ok for mm, _, ok in held if mm == metric]
@@ -308,7 +370,7 @@ def main() -> None:
     if parser.parse_args().fit:
         fit()
     print(f"constants: EFF_BANDWIDTH={perf.EFF_BANDWIDTH} EFF_BANDWIDTH_GDDR={perf.EFF_BANDWIDTH_GDDR} "
-          f"EFF_FLOPS={perf.EFF_FLOPS} FRONTEND_S={perf.FRONTEND_S} STEP_OVERHEAD_S={perf.STEP_OVERHEAD_S}")
+          f"EFF_FLOPS={perf.EFF_FLOPS} EFF_FLOPS_GDDR={perf.EFF_FLOPS_GDDR} FRONTEND_S={perf.FRONTEND_S} STEP_OVERHEAD_S={perf.STEP_OVERHEAD_S}")
     print(f"{'row':14s} {'metric':26s} {'predicted':>10s} {'measured':>10s} {'error':>8s}  counted")
     errs = []
     for rid, metric, p, m, counted in all_predictions():

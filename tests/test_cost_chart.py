@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "tests" / "scenarios"
 ALL = sorted(p.stem for p in SCENARIOS.glob("*.yaml"))
 SVG = "{http://www.w3.org/2000/svg}"
-STATED = ("average_not_p99", "llama70b_bf16", "llama8b_high_traffic")  # a break-even within the plan's capacity
+STATED = ("average_not_p99", "llama8b_high_traffic")  # a break-even within the plan's capacity
 
 
 def plan_of(name: str, *sets: str) -> Plan:
@@ -138,7 +138,7 @@ def test_the_managed_line_is_the_plans_price_per_request():
 
 def test_no_managed_line_where_the_data_must_stay_in_house(tmp_path):
     # the plan still prices the managed API (and here states a break-even): it is not a road for this data
-    plan = plan_of("llama70b_bf16", "data_residency=true")
+    plan = plan_of("llama8b_high_traffic", "data_residency=true")
     assert plan.cost.break_even_daily_requests is not None
     chart = cost_chart(plan)
     assert chart is not None
@@ -171,7 +171,7 @@ def test_no_chart_without_a_daily_volume_to_serve_on_replicas_of_its_own(name, t
 
 
 def test_the_svg_is_self_contained_xml_with_the_break_even_and_its_labels(tmp_path):
-    repo = repo_of("llama70b_bf16", tmp_path / "r")
+    repo = repo_of("llama8b_high_traffic", tmp_path / "r")
     text = (repo / "cost-chart.svg").read_text()
     root = ET.fromstring(text)
     assert root.tag == f"{SVG}svg"
@@ -180,20 +180,20 @@ def test_the_svg_is_self_contained_xml_with_the_break_even_and_its_labels(tmp_pa
     assert not re.search(r"href|url\(|@import|@font-face|https?://(?!www\.w3\.org/2000/svg)", text)
     assert not [a for e in root.iter() for a in e.attrib if a.startswith("on")]
     texts = [e.text or "" for e in root.iter(f"{SVG}text")]
-    assert "break-even 500,546 requests/day" in texts
+    assert "break-even 3,404,948 requests/day" in texts
     for label in ("Cost per month against daily requests (guide §8)", "requests a day", "USD a month",
-                  "your volume 100,000/day", "3 replicas"):
+                  "your volume 600,000/day", "each replica more: +$3,475/month for 1,205,193 requests/day more"):
         assert label in texts, label
-    assert any(t.startswith("managed API with its staff: $750 + $2.02 per 1,000 requests") for t in texts)
-    assert any(t.startswith("self-hosted, 2 × 4 × h100-sxm-80gb: $31,548/month") for t in texts)
-    assert any(t.startswith("Memory per GPU (guide §2), h100-sxm-80gb: 40.92 GiB of 71.30 GiB usable") for t in texts)
+    assert any(t.startswith("managed API with its staff: $750 + $0.23 per 1,000 requests") for t in texts)
+    assert any(t.startswith("self-hosted, 6 × 1 × h100-sxm-80gb: $24,599/month") for t in texts)
+    assert any(t.startswith("Memory per GPU (guide §2), h100-sxm-80gb: 39.12 GiB of 71.30 GiB usable") for t in texts)
     ids = {e.get("id") for e in root.iter()}
     assert {"self-hosted", "managed", "break-even", "your-volume", "memory", "memory-weights", "memory-kv-cache",
             "memory-activations", "memory-reserve", "memory-headroom", "usable"} <= ids
     rationale = (repo / "RATIONALE.md").read_text()
     cost = rationale.split("## Cost per month", 1)[1].split("\n## ", 1)[0]
     assert "![cost vs daily requests](cost-chart.svg)" in cost
-    assert "Break-even, where the two meet: 500,546 requests/day" in cost
+    assert "Break-even, where the two meet: 3,404,948 requests/day" in cost
     assert "`cost-chart.svg`" in (repo / "README.md").read_text()
 
 
@@ -224,16 +224,16 @@ def test_the_svg_is_byte_stable_and_safe_with_any_model_name():
 
 @pytest.mark.parametrize("columns", [80, 60])
 def test_the_summary_draws_both_in_the_terminal_width_without_colour(columns):
-    r = run_cli("plan", "--answers", str(SCENARIOS / "llama70b_bf16.yaml"),
+    r = run_cli("plan", "--answers", str(SCENARIOS / "llama8b_high_traffic.yaml"),
                 env={"COLUMNS": str(columns), "NO_COLOR": "1", "FORCE_COLOR": "1"})
     assert r.code == 0, r.err
     assert not re.search(r"\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7])[;m]", r.out), "NO_COLOR: no colour codes"
     plain = re.sub(r"\x1b\[[0-9;]*m", "", r.out)
     assert max(cell_len(line) for line in plain.splitlines()) <= columns
     assert "Cost per month against daily requests (§8)" in plain
-    assert "▲" in plain and "break-even 500,546 requests/day" in plain and "△" in plain
+    assert "▲" in plain and "break-even 3,404,948 requests/day" in plain and "△" in plain
     assert "█" in plain and "•" in plain  # the steps' area and the managed line, told apart by shape
-    assert "Memory per GPU on h100-sxm-80gb: 40.92 GiB of 71.30 GiB usable — fits" in " ".join(plain.split())
+    assert "Memory per GPU on h100-sxm-80gb: 39.12 GiB of 71.30 GiB usable — fits" in " ".join(plain.split())
     bar_line = next(line for line in plain.splitlines() if line.strip().startswith("WWW"))
     assert re.fullmatch(r"  W+K+A+R+·+", bar_line.rstrip())
     # the chart follows the cost section and the bar the memory section

@@ -134,8 +134,9 @@ def test_a_prompt_longer_than_the_budget_takes_several_chunks(llama8b, h100):
 
 def test_the_load_model_by_hand_closed_loop(llama8b, h100):
     """B = 16 closed loop, P = 1000, O = 200: requests arrive at λ = B / request time; a share f of the steps carries
-    prompt tokens, so TPOT = s_dec + f (s_mix − s_dec); the prefill server's load u = f s_mix / TPOT queues a prompt
-    u S / (2 (1 − u)) (M/D/1); P99 TPOT = TPOT + 2.326 √(f (1 − f) / O) (s_mix − s_dec)."""
+    prompt tokens, so the average step is s = s_dec + f (s_mix − s_dec); a request decodes through the other 15
+    clients' prompts only, TPOT = s_dec + 15/16 f (s_mix − s_dec); the prefill server's load u = f s_mix / s queues a
+    prompt u S / (2 (1 − u)) (M/D/1); P99 TPOT = TPOT + 2.326 √(g (1 − g) / O) (s_mix − s_dec), g = 15/16 f."""
     r = size(llama8b, h100, SizeInputs(concurrency=16))
     p = performance(r, Workload(16, 1000, 200))
     f = p.prefill_share
@@ -143,15 +144,29 @@ def test_the_load_model_by_hand_closed_loop(llama8b, h100):
     s_dec = step_of(r, 16, 0, 1100)[0]
     s_mix = step_of(r, 16, tokens, 1100)[0]
     service = step_of(r, 16, 1000, 1100)[0]
-    tpot = s_dec + f * (s_mix - s_dec)
+    s_avg = s_dec + f * (s_mix - s_dec)
+    g = 15 / 16 * f
+    tpot = s_dec + g * (s_mix - s_dec)
     _close(p.tpot_ms, tpot * 1000, rel=1e-4)
-    u = f * s_mix / tpot
-    ttft = perf.FRONTEND_S + tpot / 2 + service + u * service / (2 * (1 - u))
+    u = f * s_mix / s_avg
+    ttft = perf.FRONTEND_S + s_avg / 2 + service + u * service / (2 * (1 - u))
     _close(p.ttft_ms, ttft * 1000, rel=1e-4)
     lam = 16 / (ttft + 200 * tpot)
-    _close(f, lam * 1000 / tokens * tpot, rel=1e-4)  # the share of steps the arrivals' prompts need
-    _close(p.tpot_p99_ms, (tpot + 2.326 * math.sqrt(f * (1 - f) / 200) * (s_mix - s_dec)) * 1000, rel=1e-4)
+    _close(f, lam * 1000 / tokens * s_avg, rel=1e-4)  # the share of steps the arrivals' prompts need
+    _close(p.tpot_p99_ms, (tpot + 2.326 * math.sqrt(g * (1 - g) / 200) * (s_mix - s_dec)) * 1000, rel=1e-4)
     assert p.ttft_p99_ms > p.ttft_ms and p.tpot_p99_ms > p.tpot_ms  # the tail is above the mean
+
+
+def test_one_client_alone_decodes_through_no_prompt_chunks(llama8b, h100):
+    """Closed loop with one client: its only prompt is its own, before its first token, so every decode step is a
+    pure decode step (TPOT = s_dec, no tail); an open loop at the same mean load does share steps."""
+    r = size(llama8b, h100, SizeInputs(concurrency=1))
+    alone = performance(r, Workload(1, 1000, 200))
+    s_dec = step_of(r, 1, 0, 1100)[0]
+    _close(alone.tpot_ms, s_dec * 1000, rel=1e-9)
+    assert alone.tpot_p99_ms == alone.tpot_ms
+    rate = 1 / ((alone.ttft_ms + 200 * alone.tpot_ms) / 1000)  # the same requests per second, Poisson
+    assert performance(r, Workload(1, 1000, 200, rate=rate)).tpot_ms > alone.tpot_ms
 
 
 def test_clients_beyond_what_the_engine_admits_wait_for_a_slot(llama8b, h100):
@@ -200,7 +215,23 @@ def test_a_release_or_family_runs_at_its_own_speed_constants():
     assert speed_for("0.7.3", "LlamaForCausalLM").profile == "default"
     assert speed_for("0.11.0", "Qwen3ForCausalLM").frontend_s > perf.FRONTEND_S
     default = speed_for("0.33.0", "DeepseekV3ForCausalLM")
-    assert default == perf.Speed(perf.STEP_OVERHEAD_S, perf.FRONTEND_S, perf.EFF_FLOPS, "default")
+    assert default == perf.Speed(perf.STEP_OVERHEAD_S, perf.FRONTEND_S, None, "default")  # None: by card class
+
+
+def test_a_gddr_card_runs_at_its_card_class_efficiencies(llama8b):
+    """The card class sets the efficiencies (the GDDR fit rows differ from the HBM ones). rtx4090-24gb (catalog):
+    GDDR6X, 1.008e12 B/s, 165.2e12 bf16 FLOP/s (FP32 accumulate). One Llama-3.1-8B decode at 1000 + 200 tokens:
+        memory  (16,060,522,496 − RoPE cache + 131,072 × 1100) / (1.008e12 × EFF_BANDWIDTH_GDDR)
+        compute (2 × 7,504,924,672 + 524,288 × 1100) / (165.2e12 × EFF_FLOPS_GDDR)
+    while an H100 (HBM3) runs the same step at EFF_BANDWIDTH and EFF_FLOPS."""
+    gpu = find_gpu("rtx4090-24gb")
+    assert gpu.memory_type.upper().startswith("GDDR")
+    r = size(llama8b, gpu, SizeInputs(context_tokens=1200))
+    p = performance(r, Workload(1, 1000, 200))
+    read = r.weights.per_gpu - r.weights.buffers
+    _close(p.decode_memory_ms, (read + L8_KV_PER_TOKEN * 1100) / (1.008e12 * perf.EFF_BANDWIDTH_GDDR) * 1000)
+    _close(p.compute_ms, (2 * L8_ACTIVE + L8_ATTN_PER_TOKEN * 1100) / (165.2e12 * perf.EFF_FLOPS_GDDR) * 1000)
+    assert perf.flops_efficiency(find_gpu("h100-sxm-80gb"), perf.speed_for("0.33.0", "LlamaForCausalLM")) == EFF_FL
 
 
 def test_the_step_overhead_of_a_speed_entry_adds_to_every_step(h100):

@@ -15,7 +15,9 @@ The load (load model): requests arrive at λ per second — closed loop (a bench
 planner's peak concurrency): λ = B / request time; open loop (--request-rate R, Poisson): λ = R and B = λ ×
 request time (Little's law). A share of the steps carries prefill chunks (λ × prompt / chunk steps per second);
 those are longer, so
-    TPOT mean = the average step; TPOT P99 = mean + 2.33 σ of a request's average over its output steps;
+    TPOT mean = the average step a request decodes through — it shares steps with the others' prompt chunks only
+    (closed loop: the other B − 1 clients' share of the arrivals); TPOT P99 = mean + 2.33 σ of that average over
+    its output steps;
     TTFT mean = front end + half the running step + the prompt's chunks + queueing for the chunk budget (M/D/1);
     TTFT P99 = front end + a whole running step + the chunks + the M/D/1 99th-percentile wait.
 A benchmark's closed loop starts with all B requests at once: that burst waits for B prompts' chunks in turn and
@@ -42,10 +44,12 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
-EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the fit rows of throughput-bench.yaml (3090, 4090)
+EFF_BANDWIDTH_GDDR = 0.7  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
-EFF_FLOPS = 0.45  # achieved / peak dense FLOPS in prefill-carrying steps: the fit rows of throughput-bench.yaml
-FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP): the same fit rows (0.4.1, unnamed)
+EFF_FLOPS = 0.3  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the prefill-bound
+#                  rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts) and the H100 bench fit rows
+EFF_FLOPS_GDDR = 0.6  # the same on GDDR (consumer, workstation) cards: the GDDR fit rows of throughput-bench.yaml
+FRONTEND_S = 0.01  # API server per request (tokenisation, detokenisation, HTTP): the GDDR fit rows (0.4.1, unnamed)
 # Releases and model families measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0 engine):
 # data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
@@ -62,7 +66,7 @@ class Speed(NamedTuple):
 
     step_overhead_s: float
     frontend_s: float
-    eff_flops: float
+    eff_flops: float | None  # None: the card's memory technology's (EFF_FLOPS, EFF_FLOPS_GDDR)
     profile: str  # the entry's id, or "default"
 
 
@@ -81,8 +85,8 @@ def speed_for(version: str, architecture: str, vendor: str = "nvidia") -> Speed:
         if release(e["from"]) <= r < release(e["until"]) and (not e.get("architectures") or architecture in e["architectures"]) and (
                 not e.get("vendors") or vendor in e["vendors"]):
             return Speed(e.get("step_overhead_s", STEP_OVERHEAD_S), e.get("frontend_s", FRONTEND_S),
-                         e.get("eff_flops", EFF_FLOPS), e["id"])
-    return Speed(STEP_OVERHEAD_S, FRONTEND_S, EFF_FLOPS, "default")
+                         e.get("eff_flops"), e["id"])
+    return Speed(STEP_OVERHEAD_S, FRONTEND_S, None, "default")
 
 
 class Workload(NamedTuple):
@@ -176,7 +180,7 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     attn = attention_flops_per_token(m, avg_context) / (i.tp * i.pp)
     prefill_attn = attention_flops_per_token(m, avg_context / 2) / (i.tp * i.pp)  # causal: half on average
     flops = (2 * active + attn) * decodes + (2 * active + prefill_attn) * prefill
-    compute = flops / (flops_per_gpu(g, r.weights.format) * speed_for(i.vllm_version, m.architecture, g.vendor).eff_flops)
+    compute = flops / (flops_per_gpu(g, r.weights.format) * flops_efficiency(g, speed_for(i.vllm_version, m.architecture, g.vendor)))
     comm = 0.0
     if i.tp > 1:
         link = g.interconnect_bytes_s or 32e9
@@ -214,9 +218,21 @@ def md1_wait_p99(u: float, service: float) -> float:
     return max(0.0, math.log(100 * u) * service / hi)
 
 
+def _gddr(g: GpuSpec) -> bool:
+    return g.memory_type.upper().startswith("GDDR")
+
+
 def bandwidth_efficiency(g: GpuSpec) -> float:
     """Achieved share of peak memory bandwidth in decode, by memory technology."""
-    return EFF_BANDWIDTH_GDDR if g.memory_type.upper().startswith("GDDR") else EFF_BANDWIDTH
+    return EFF_BANDWIDTH_GDDR if _gddr(g) else EFF_BANDWIDTH
+
+
+def flops_efficiency(g: GpuSpec, speed: Speed) -> float:
+    """Achieved share of peak dense FLOPS in prompt-carrying steps: a release's entry where it names one, else by
+    memory technology (the card class: HBM datacenter parts, GDDR consumer and workstation parts)."""
+    if speed.eff_flops is not None:
+        return speed.eff_flops
+    return EFF_FLOPS_GDDR if _gddr(g) else EFF_FLOPS
 
 
 def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) -> tuple[float, float, float, float]:
@@ -302,17 +318,22 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     # arrivals beyond it cannot be served, whatever the queue (a closed loop then waits, an open loop is overloaded).
     lam_max = MAX_UTILIZATION * chunk / step(chunk) / max(1, prompt)
     lam = min(lam_max, w.rate if w.rate is not None else b / request)
-    s_avg, f, tokens, s_mix = s_dec, 0.0, alone, step(alone)
+    # A request's own decode steps carry the prompts of the others only: in a closed loop each of the b clients
+    # sends one request per cycle, so while one decodes the other b − 1 arrive at (b − 1) / b of the rate (one
+    # client alone never shares a step); Poisson arrivals do not depend on who is decoding.
+    others = 1.0 if w.rate is not None else (b - 1) / b
+    s_avg, f, tokens, s_mix, s_seen = s_dec, 0.0, alone, step(alone), s_dec
     for _ in range(80):
         # a prefill step carries the prompt tokens that arrived during a step (at least one prompt's chunk)
         tokens = min(chunk, max(alone, lam * prompt * s_avg))
         s_mix = step(tokens)
         f = min(1.0, lam * prompt / tokens * s_avg)  # share of steps that carry prompt tokens
         s_new = s_dec + f * (s_mix - s_dec)
+        s_seen = s_dec + others * f * (s_mix - s_dec)  # the steps one request decodes through: its TPOT
         u = min(MAX_UTILIZATION, f * s_mix / s_new)  # share of time in prefill steps: the prefill server's load
         wait = u * service / (2 * (1 - u))  # M/D/1
         ttft = frontend + s_new / 2 + service + wait
-        request = ttft + out * s_new
+        request = ttft + out * s_seen
         # damped: a closed loop's arrivals and its queue settle together (an undamped step can jump between them)
         lam_new = min(lam_max, w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request)
         done = abs(s_new - s_avg) < 1e-6 * s_new and abs(lam_new - lam) < 1e-6 * max(lam, 1e-9)
@@ -320,7 +341,8 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         if done:
             break
     b_out = lam * request if w.rate is not None else b
-    tpot99 = min(s_mix, s_avg + Z99 * math.sqrt(f * (1 - f) / out) * (s_mix - s_dec)) if out > 1 else s_avg
+    g = others * f  # share of a request's decode steps that carry others' prompt chunks
+    tpot99 = min(s_mix, s_seen + Z99 * math.sqrt(g * (1 - g) / out) * (s_mix - s_dec)) if out > 1 else s_seen
     wait99 = md1_wait_p99(u, service)
     ttft99 = frontend + s_mix + service + max(wait99, wait)
     if w.rate is None and lam >= lam_max * (1 - 1e-9) and b / lam > request:
@@ -328,11 +350,6 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         # difference over the steps' own time is waiting for the chunk budget, before the first token
         queue = b / lam - request
         ttft, ttft99, request = ttft + queue, ttft99 + queue, b / lam
-    if w.clients and w.rate is None and w.clients > b:
-        # more clients than the engine admits (max_num_seqs or the KV cache): the rest wait in vLLM's queue for a
-        # slot — Little's law on the waiting room: (clients − b) / (b / request time)
-        admit = (w.clients - b) / b * request
-        ttft, ttft99 = ttft + admit, ttft99 + admit
     if w.rate is None and (w.synchronized or (w.prompts and w.prompts > 0)):
         # a closed-loop benchmark begins with all b requests at once: their prompts take the chunk budget in turn
         burst_steps = -(-int(b * prompt) // int(chunk))
@@ -340,8 +357,16 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         burst = frontend + (burst_steps + 1) / 2 * full
         share = 1.0 if w.synchronized or not w.prompts else min(1.0, b / w.prompts)
         ttft = share * burst + (1 - share) * ttft
-        if share >= 0.01:
-            ttft99 = max(ttft99, frontend + burst_steps * full)
+        if share > 0.01:
+            # the slowest 1 % of all requests are the burst's slowest 0.01 / share: the prompts of its last steps
+            q = 1 - 0.01 / share
+            ttft99 = max(ttft99, frontend + math.ceil(q * burst_steps - 1e-9) * full)
+    if w.clients and w.rate is None and w.clients > b:
+        # more clients than the engine admits (max_num_seqs or the KV cache): the rest wait in vLLM's queue for a
+        # slot — Little's law on the waiting room: (clients − b) / (b / request time); after the burst's own wait,
+        # which it comes on top of (a wave waits for a slot, then for its prompts' chunks)
+        admit = (w.clients - b) / b * request
+        ttft, ttft99 = ttft + admit, ttft99 + admit
     saturated = f >= 1 or lam >= lam_max * (1 - 1e-9)
-    return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_avg, tpot99=max(tpot99, s_avg), f=f, mix_tokens=tokens,
+    return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
                  mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated)
