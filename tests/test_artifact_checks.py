@@ -476,8 +476,8 @@ DEFECTS: list[tuple[Callable[[list[dict[str, Any]]], None], str]] = [
     (_liveness_runs_inference, "[item 6] the livenessProbe must not run inference"),
     (_served_name_mismatch, "[item 5] SERVED_MODEL_NAME 'other' != --served-model-name 'llama-8b'"),
     (_probe_without_key, "[item 5] an API key is set but the readinessProbe sends none"),
-    (_probe_priority_without_policy, "[§2.3] the readinessProbe must not send a priority"),
-    (_probe_timeout_short, "[§2.3] readinessProbe timeoutSeconds 10 must exceed the in-script timeout 20"),
+    (_probe_priority_without_policy, "[probes] the readinessProbe must not send a priority"),
+    (_probe_timeout_short, "[probes] readinessProbe timeoutSeconds 10 must exceed the in-script timeout 20"),
     (_tp_mismatch, "[item 7] TP 2 × PP 1 = 2 GPUs, but the group has 1 GPU(s) per pod × 1 pod(s)"),
     (_shm_not_in_limit, "[item 8] memory limit 2Gi does not include the /dev/shm sizeLimit 2Gi"),
     (_no_shm, "[item 8] mount a Memory emptyDir at /dev/shm"),
@@ -486,14 +486,14 @@ DEFECTS: list[tuple[Callable[[list[dict[str, Any]]], None], str]] = [
     (_literal_hf_token, "[item 11] HF_TOKEN is a literal value"),
     (_no_command, "[item 1] set command explicitly"),
     (_deprecated_entrypoint, "[item 1] python -m vllm.entrypoints.openai.api_server is deprecated"),
-    (_selector_mismatch, "[§4] spec.selector"),
-    (_service_selects_nothing, "Service/llama-api: [§4] selector {'app': 'typo'} matches no pod template"),
+    (_selector_mismatch, "[consistency] spec.selector"),
+    (_service_selects_nothing, "Service/llama-api: [consistency] selector {'app': 'typo'} matches no pod template"),
     (_service_target_port, "[item 15] targetPort 'web' is not a port of the selected containers"),
     (_stale_metric, "[item 19] HPA metric 'vllm_gpu_cache_usage_perc' is not a vLLM 0.33.0 metric"),
     (_colon_metric, "[item 19] HPA metric 'vllm:num_requests_waiting': custom metric names cannot carry ':'"),
     (_cpu_metric, "[item 19] scale on vLLM queue metrics, not Resource cpu"),
     (_short_stabilization, "[item 19] scaleDown stabilizationWindowSeconds 60 < 300"),
-    (_hpa_target_missing, "[§4] scaleTargetRef Deployment/llama-old is not in the repo"),
+    (_hpa_target_missing, "[consistency] scaleTargetRef Deployment/llama-old is not in the repo"),
     (_keda_model_label, "[item 19] query filters on label `model`"),
     (_keda_stale_metric, "[item 19] 'vllm:gpu_cache_usage_perc' is not a vLLM 0.33.0 metric"),
     (_keda_scale_to_zero, "[item 19] minReplicaCount 0"),
@@ -520,7 +520,7 @@ def test_lws_defects():
     docs[0]["spec"]["leaderWorkerTemplate"]["size"] = 3  # TP 8 × PP 2 = 16 GPUs, not 8 × 3
     docs[1]["spec"]["selector"] = {"leaderworkerset.sigs.k8s.io/name": "llama-70b"}  # selects workers too
     text = "\n".join(custom_problems(docs))
-    assert "(worker) container vllm: [§2.3] a worker (LWS worker or --headless rank) serves no HTTP" in text
+    assert "(worker) container vllm: [probes] a worker (LWS worker or --headless rank) serves no HTTP" in text
     assert "[item 20] restartPolicy None" in text
     assert "TP 8 × PP 2 = 16 GPUs, but the group has 8 GPU(s) per pod × 3 pod(s)" in text
     assert "[item 20] the Service also selects LWS workers" in text

@@ -169,3 +169,19 @@ def test_the_guide_command_prints_a_section_and_the_list():
     assert listing.code == 0 and all(f"§{n} " in listing.out for n in range(1, 14))
     assert run_main("guide", "§2").code == 0
     assert_one_line_error(run_main("guide", "99"), "section", "99", "§1 to §13")
+
+
+def test_every_rule_a_check_message_names_is_in_the_checks_document():
+    """`check DIR` messages name their rule ("[item 13]", "[probes]", "[consistency]"): each resolves to
+    docs/starter-repo-checks.md (a numbered item or a section), and none cites a guide § (they are not its rules)."""
+    source = "\n".join(literals(ROOT / "wizard" / "artifacts" / "repo_checks.py"))
+    doc = (ROOT / "docs" / "starter-repo-checks.md").read_text(encoding="utf-8")
+    items = {int(n) for n in re.findall(r"\[item (\d+)\]", source)}
+    assert items and items == set(range(1, max(items) + 1))
+    listed = {int(n) for n in re.findall(r"^(\d+)\. \*\*", doc, re.M)}
+    assert items <= listed
+    tags = set(re.findall(r"\[(probes|consistency)\]", source))
+    assert tags == {"probes", "consistency"}
+    assert {t.title() for t in tags} <= set(re.findall(r"^## (\w+)", doc, re.M))
+    assert not re.search(r"\[§", source)
+    assert "docs/starter-repo-checks.md" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -9,9 +9,9 @@ Two layers:
 * The `*_problems` functions below it check one kind of file and return their problems as a list (the tests call
   them on hand-written manifests and planted defects).
 
-Problem messages carry the checklist rule they enforce: "[item N]" numbers the starter-repo checklist's rules
-(probes, grace periods, GPUs, securityContext, autoscaling...), "[§4]" its manifest-consistency rules and "[§2.3]"
-its probe rules.
+Problem messages carry the rule they enforce, as docs/starter-repo-checks.md lists them: "[item N]" its numbered
+rules (probes, grace periods, GPUs, securityContext, autoscaling...), "[probes]" the readiness probe's own rules and
+"[consistency]" the manifests' agreement with each other.
 
 Tools, all offline once installed (the `check` extra: pip install 'llm-deploy-wizard[check]'): kubernetes-validate
 1.37.0 (bundled schemas v1.25-v1.37, used through its Python API `kubernetes_validate.validate`, the function its
@@ -449,7 +449,7 @@ class Serving:
 
     @property
     def serves_http(self) -> bool:
-        """Leaders and single pods serve HTTP; LWS workers and `--headless` ranks do not (§2.3 Multi-node)."""
+        """Leaders and single pods serve HTTP; LWS workers and `--headless` ranks do not (docs/starter-repo-checks.md, Probes)."""
         return self.pod.role != "worker" and "--headless" not in self.parsed.values
 
     @property
@@ -615,7 +615,7 @@ def custom_problems(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
         _, lim = gpu_resources(c)
         gpus = int(quantity(next(iter(lim.values()))) or 0) if lim else 0
 
-        # TP × PP (× DP) = GPUs per pod × nodes (§4; items 7 and 20).
+        # TP × PP (× DP) = GPUs per pod × nodes (items 7 and 20).
         tp = _int(parsed.value("--tensor-parallel-size"), 1)
         pp = _int(parsed.value("--pipeline-parallel-size"), 1)
         dp = _int(parsed.value("--data-parallel-size"), 1)
@@ -625,10 +625,10 @@ def custom_problems(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
 
         probes = {k: c.get(k) for k in ("startupProbe", "readinessProbe", "livenessProbe")}
         if not s.serves_http:
-            # §2.3 Multi-node: workers (Ray or --headless) serve no HTTP, so no HTTP probes.
+            # workers (Ray or --headless) serve no HTTP, so no HTTP probes.
             for probe_kind, probe in probes.items():
                 if probe and ("httpGet" in probe or "/v1/" in _probe_text(probe)):
-                    add(f"{where}: [§2.3] a worker (LWS worker or --headless rank) serves no HTTP: drop its "
+                    add(f"{where}: [probes] a worker (LWS worker or --headless rank) serves no HTTP: drop its "
                         f"{probe_kind}")
             continue
 
@@ -680,11 +680,11 @@ def custom_problems(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
                     and "VLLM_API_KEY" not in text and "Authorization" not in text:
                 add(f"{where}: [item 5] an API key is set but the readinessProbe sends none (it would get 401)")
             if ('"priority"' in text or "'priority'" in text) and parsed.value("--scheduling-policy") != "priority":
-                add(f"{where}: [§2.3] the readinessProbe must not send a priority (rejected unless "
+                add(f"{where}: [probes] the readinessProbe must not send a priority (rejected unless "
                     f"--scheduling-policy priority)")
             inner = re.search(r"timeout\s*=\s*(\d+)|--max-time\s+(\d+)", text)
             if inner and int(ready.get("timeoutSeconds", 1)) <= int(inner.group(1) or inner.group(2)):
-                add(f"{where}: [§2.3] readinessProbe timeoutSeconds {ready.get('timeoutSeconds', 1)} must exceed "
+                add(f"{where}: [probes] readinessProbe timeoutSeconds {ready.get('timeoutSeconds', 1)} must exceed "
                     f"the in-script timeout {inner.group(1) or inner.group(2)}")
 
         # item 6: liveness checks the process only (/health or tcpSocket), never inference.
@@ -730,18 +730,18 @@ def custom_problems(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
             add(f"{_name(doc)}: [item 20] restartPolicy {restart}: use RecreateGroupOnPodRestart (a restarted "
                 f"member cannot rejoin the NCCL/Ray world)")
 
-    # Selector labels match template labels (§4).
+    # Selector labels match template labels ([consistency]).
     for doc in docs:
         kind, spec = doc.get("kind"), doc.get("spec") or {}
         if kind in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet"):
             labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
             if not _selector_matches(spec.get("selector"), labels):
-                add(f"{_name(doc)}: [§4] spec.selector {spec.get('selector')} does not match the template labels "
+                add(f"{_name(doc)}: [consistency] spec.selector {spec.get('selector')} does not match the template labels "
                     f"{labels}")
         elif kind == "Service" and spec.get("selector"):
             hit = [p for p in workloads if _selector_matches(spec["selector"], p.labels)]
             if not hit:
-                add(f"{_name(doc)}: [§4] selector {spec['selector']} matches no pod template")
+                add(f"{_name(doc)}: [consistency] selector {spec['selector']} matches no pod template")
             elif any(p.role == "worker" for p in hit):
                 add(f"{_name(doc)}: [item 20] the Service also selects LWS workers: select "
                     f"leaderworkerset.sigs.k8s.io/name and the leader's role label")
@@ -753,7 +753,7 @@ def custom_problems(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
                     add(f"{_name(doc)}: [item 15] targetPort {target!r} is not a port of the selected containers")
         elif kind == "PodDisruptionBudget":
             if not any(_selector_matches(spec.get("selector"), p.labels) for p in workloads):
-                add(f"{_name(doc)}: [§4] selector {spec.get('selector')} matches no pod template")
+                add(f"{_name(doc)}: [consistency] selector {spec.get('selector')} matches no pod template")
 
     # item 19: HPA/KEDA metric names among the valid 0.33 names.
     names = {(d.get("kind"), (d.get("metadata") or {}).get("name")) for d in docs}
@@ -762,7 +762,7 @@ def custom_problems(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
         if kind == "HorizontalPodAutoscaler":
             ref = spec.get("scaleTargetRef") or {}
             if (ref.get("kind"), ref.get("name")) not in names:
-                add(f"{_name(doc)}: [§4] scaleTargetRef {ref.get('kind')}/{ref.get('name')} is not in the repo")
+                add(f"{_name(doc)}: [consistency] scaleTargetRef {ref.get('kind')}/{ref.get('name')} is not in the repo")
             for metric in spec.get("metrics") or []:
                 mtype = metric.get("type")
                 if mtype in ("Resource", "ContainerResource"):
@@ -787,7 +787,7 @@ def custom_problems(docs: list[dict[str, Any]], serve_argv: list[str] | None = N
         elif kind == "ScaledObject":
             ref = spec.get("scaleTargetRef") or {}
             if (ref.get("kind", "Deployment"), ref.get("name")) not in names:
-                add(f"{_name(doc)}: [§4] scaleTargetRef {ref.get('kind', 'Deployment')}/{ref.get('name')} is not "
+                add(f"{_name(doc)}: [consistency] scaleTargetRef {ref.get('kind', 'Deployment')}/{ref.get('name')} is not "
                     f"in the repo")
             if int(spec.get("minReplicaCount", 0)) < 1:
                 add(f"{_name(doc)}: [item 19] minReplicaCount {spec.get('minReplicaCount', 0)} (KEDA's default is "
