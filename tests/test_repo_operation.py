@@ -344,3 +344,31 @@ def test_the_model_volume_is_shared_only_when_pods_share_it_and_takes_the_storag
                    "--out", str(tmp_path / "bad"))
     assert_one_line_error(bad, "storage_class", "Fast SSD")
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_server_image_is_pinned_by_tag_and_a_digest_or_mirror_replaces_it_everywhere(tmp_path):
+    """By default vLLM's own image at the pinned release's tag, and the README says how to pin its digest; the
+    answers key server_image (a mirror, a digest) is what every pod runs; a malformed reference is one line, exit 2,
+    nothing written."""
+    plain = _plan_repo(tmp_path, "plain", model="Qwen/Qwen3-8B", gpu="l4-24gb")
+    images = {c["image"] for p in (plain / "k8s").glob("*.yaml") for d in yaml.safe_load_all(p.read_text())
+              if d and d.get("kind") in ("Deployment", "Job")
+              for c in (*_pod(d).get("initContainers", []), *_pod(d)["containers"])}
+    assert images == {"vllm/vllm-openai:v0.33.0"}
+    readme = " ".join((plain / "README.md").read_text().split())
+    assert "pinned by its tag" in readme and "`server_image`" in readme and "crane digest vllm/vllm-openai:v0.33.0" in readme
+
+    ref = "registry.example.com:5000/mirror/vllm-openai:v0.33.0@sha256:" + "0123456789abcdef" * 4
+    pinned = _plan_repo(tmp_path, "pinned", model="Qwen/Qwen3-8B", gpu="l4-24gb", server_image=ref)
+    images = {c["image"] for p in (pinned / "k8s").glob("*.yaml") for d in yaml.safe_load_all(p.read_text())
+              if d and d.get("kind") in ("Deployment", "Job")
+              for c in (*_pod(d).get("initContainers", []), *_pod(d)["containers"])}
+    assert images == {ref}
+    assert "pinned by digest" in (pinned / "README.md").read_text()
+    assert yaml.safe_load((pinned / "answers.yaml").read_text())["server_image"] == ref  # replays
+
+    out = tmp_path / "bad"
+    for bad in ("vllm/vllm-openai:v0.33.0;rm -rf /", "Vllm/Upper:tag", "vllm/vllm-openai@sha256:abc"):
+        r = run_main("plan", "--answers", str(answers(tmp_path, model="Qwen/Qwen3-8B", server_image=bad)), "--out", str(out))
+        assert_one_line_error(r, "server_image", bad)
+        assert not out.exists()

@@ -37,6 +37,10 @@ NAME_RULES = {
     "storage_class": (re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?"),
                       "expected a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' and '.', starting and "
                       "ending with a letter or digit"),
+    # An OCI image reference (the distribution spec's grammar, simplified): [registry[:port]/]path[:tag][@sha256:hex]
+    "server_image": (re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(\.[a-z0-9-]+)*(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+                                r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?"),
+                     "expected an image reference: [registry[:port]/]name[:tag][@sha256:<64 hex digits>], lowercase name"),
 }
 ETHERNET_BYTES_S = 25e9 / 8  # plain 25 Gb/s Ethernet per node, NCCL over TCP sockets: the README's comparison
 PRESEED_PACE_BYTES_S = 1e8  # a slow Hub download (100 MB/s) for the README's `kubectl wait` on the pre-seed Job
@@ -96,6 +100,16 @@ def checked_name(text: str, field: str) -> str:
     if not pattern.fullmatch(text):
         raise InputError(field, text, accepted)
     return text
+
+
+def server_image(plan: Plan, answers: dict[str, Any]) -> str:
+    """The server image: the answers' `server_image` (a mirror or digest of the pinned release, checked), else
+    vLLM's own image for the card's vendor at the pinned release's tag. The tag alone is what can be written offline:
+    the registry's digest is the user's to pin (README, "The image")."""
+    given = answers.get("server_image")
+    if given:
+        return checked_name(str(given), "server_image")
+    return f"{IMAGES.get(plan.gpu_vendor or 'nvidia', IMAGE)}:v{VLLM_VERSION}"
 
 
 def derive_name(model: str) -> str:
@@ -373,7 +387,7 @@ def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
         "service_name": f"{app}-api",  # never "vllm": an injected VLLM_PORT crashes vLLM (checklist item 14)
         "namespace": namespace,
         "vllm_version": VLLM_VERSION,
-        "image": f"{IMAGES.get(plan.gpu_vendor or 'nvidia', IMAGE)}:v{VLLM_VERSION}",
+        "image": server_image(plan, answers),
         "port": PORT,
         "context_tokens": int(answers.get("context_tokens") or 8192),
         "output_tokens": int(answers.get("output_tokens") or min(512, int(answers.get("context_tokens") or 8192) // 4)),

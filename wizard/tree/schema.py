@@ -103,7 +103,7 @@ class AnswerRule(_Strict):
     exclusive_minimum: bool = False  # numbers: the minimum itself is not accepted
     integer: bool = True  # numbers: whole numbers unless false
     max_length: int | None = None  # text: at most this many characters
-    name_rule: Literal["app_name", "namespace", "served_model_name", "storage_class"] | None = None  # text: a Kubernetes name rule
+    name_rule: Literal["app_name", "namespace", "served_model_name", "storage_class", "server_image"] | None = None  # text: a Kubernetes name rule
     fields: dict[str, AnswerRule] = field(default_factory=dict)  # mappings: the rule of each key inside
 
 
