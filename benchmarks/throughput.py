@@ -361,7 +361,11 @@ def print_bench() -> None:
             print(f"  {metric:14s} {sum(hits)}/{len(hits)} ({sum(hits) / len(hits):.0%})")
     for gpu in sorted({g for _, g, _ in held}):
         hits = [ok for _, g, ok in held if g == gpu]
-        print(f"  {gpu:14s} {sum(hits)}/{len(hits)} ({sum(hits) / len(hits):.0%})")
+        per = ", ".join(f"{m.replace('_ms', '').replace('_', ' ')} {sum(o for mm, g, o in held if g == gpu and mm == m)}/"
+                        f"{sum(1 for mm, g, _ in held if g == gpu and mm == m)}"
+                        for m in ("ttft_mean_ms", "ttft_p99_ms", "tpot_mean_ms", "output_tok_s")
+                        if any(mm == m and g == gpu for mm, g, _ in held))
+        print(f"  {gpu:14s} {sum(hits)}/{len(hits)} ({sum(hits) / len(hits):.0%}): {per}")
 
 
 def main() -> None:
