@@ -312,3 +312,27 @@ def test_size_check_exits_1_when_it_does_not_fit_for_scripts():
 def test_version_names_the_package_and_the_vllm_release():
     r = run_cli("--version")
     assert r.code == 0 and r.out.startswith("llm-deploy-wizard ") and "vLLM 0.33.0" in r.out
+
+
+def test_models_is_one_line_per_model_and_leaves_provenance_to_models_id():
+    """`models`: id, size, (architecture where it fits), context, checkpoint format, served by the pinned vLLM — one
+    row per model, no source essays (`models ID` shows where each figure comes from); --json carries the same."""
+    listing = run_cli("models", "--json").json()
+    wide = run_cli("models", env={"COLUMNS": "200"})
+    assert wide.code == 0
+    rows = [line for line in wide.out.splitlines() if line.startswith("│ ") and "·" not in line]
+    assert len(rows) == len(listing)  # one line per model, nothing folded at 200 columns
+    row = next(line for line in rows if "meta-llama/Llama-3.1-8B-Instruct " in line)
+    cells = [c.strip() for c in row.strip("│").split("│")]
+    assert cells == ["meta-llama/Llama-3.1-8B-Instruct", "8.0 B", "LlamaForCausalLM", "131,072", "bf16", "yes"]
+    assert "aiconfigurator" not in wide.out and "config.json" not in wide.out  # provenance is `models ID`'s
+    entry = next(m for m in listing if m["id"] == "meta-llama/Llama-3.1-8B-Instruct")
+    assert (entry["max_context_tokens"], entry["checkpoint_format"]) == (131072, "bf16")
+    fp4 = next(m for m in listing if m["id"] == "nvidia/Qwen3.6-27B-NVFP4")
+    assert fp4["checkpoint_format"] == "nvfp4"
+    narrow = run_cli("models", env={"COLUMNS": "80"})
+    assert narrow.code == 0 and max(len(line) for line in narrow.out.splitlines()) <= 80
+    assert "architecture" not in narrow.out.split("\n", 5)[3]  # dropped where it does not fit beside the ids
+    unserved = [m["id"] for m in listing if m["unserved"]]
+    for model_id in unserved:
+        assert f"does not serve {model_id}" in " ".join(wide.out.split())

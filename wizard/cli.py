@@ -500,7 +500,8 @@ def cmd_models(args: argparse.Namespace) -> int:
             arch = entry_architecture(e)
             rows.append({"id": e.id, "family": e.family, "aliases": list(e.aliases), "source": e.source,
                          "architecture": arch, "unserved": unserved_reason(arch) or None,
-                         "params": m.params, "active_params": m.active_params, "released": m.released})
+                         "params": m.params, "active_params": m.active_params, "released": m.released,
+                         "max_context_tokens": m.max_context, "checkpoint_format": m.checkpoint})
         print(json.dumps(rows, indent=2))
         return EXIT_OK
     from wizard.report import print_models

@@ -134,28 +134,44 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
 
 
 def print_models(listing: Iterable) -> None:
-    """`models`: one section per family, newest first, headed by the family and the month of its first release;
-    its models by size, smallest first (wizard/sources/families.py's catalog_listing gives the order). The family
-    heads its section rather than filling a column, so a narrow terminal keeps the room for the ids."""
-    from wizard.sizing.engine import unserved_reason
+    """`models`: one line per model — id, size, architecture, maximum context, checkpoint format, whether the
+    pinned vLLM serves it — in one section per family, newest first, headed by the family and the month of its first
+    release; its models by size, smallest first (wizard/sources/families.py's catalog_listing gives the order). Where
+    each figure comes from is `models ID`'s to show."""
+    from wizard.sizing.engine import VLLM_VERSION, unserved_reason
     from wizard.sources.catalog import entry_architecture
 
-    t = Table(title="Bundled model catalog (offline): families newest first, sizes smallest first")
-    t.add_column("family / id", overflow="fold")
-    t.add_column("size", justify="right", no_wrap=True)
-    t.add_column("source", overflow="fold")
+    console = new_console()
+    wide = console.width >= 120  # the architecture column only where it fits beside the ids
+    t = Table(title=f"Bundled model catalog (offline): families newest first, sizes smallest first; served: by vLLM "
+                    f"{VLLM_VERSION}; `models ID` shows where each figure comes from", expand=not wide)
+    t.add_column("family / id", overflow="fold", ratio=5)
+    t.add_column("size", justify="right", overflow="fold", ratio=2)
+    if wide:
+        t.add_column("architecture", overflow="fold", ratio=3)
+    t.add_column("context", justify="right", no_wrap=True)
+    t.add_column("weights", no_wrap=True)
+    t.add_column("served", no_wrap=True)
     family = None
+    unserved_ids = []
     for m in listing:
         e = m.entry
         if e.family != family:
             if family is not None:
                 t.add_section()
             family = e.family
-            t.add_row(f"[bold]{escape(e.family)}[/bold] · released {escape(m.released or 'unknown')}", "", "")
-        unserved = unserved_reason(entry_architecture(e))
-        t.add_row(escape(e.id), m.size, (f"[bold]{escape(unserved)}[/bold] — " if unserved else "")
-                  + escape(e.source) + (f" — {escape(e.note)}" if e.note else ""))
-    new_console().print(t)
+            t.add_row(f"[bold]{escape(e.family)}[/bold] · released {escape(m.released or 'unknown')}")
+        arch = entry_architecture(e)
+        unserved = unserved_reason(arch)
+        if unserved:
+            unserved_ids.append(e.id)
+        t.add_row(escape(e.id), m.size, *([escape(arch or "—")] if wide else []),
+                  f"{m.max_context:,}" if m.max_context else "—", escape(m.checkpoint or "—"),
+                  "[red]no[/red]" if unserved else "yes")
+    console.print(t)
+    for model_id in unserved_ids:
+        console.print(f"[yellow]note:[/] vLLM {VLLM_VERSION} does not serve {escape(model_id)}: `models "
+                      f"{escape(model_id)}` says why", highlight=False)
 
 
 def print_model_details(d: dict) -> None:

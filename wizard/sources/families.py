@@ -42,6 +42,8 @@ class ListedModel(NamedTuple):
     params: int | None  # total parameters: the catalog's stated count, else counted from config.json
     active_params: int | None  # per token, the figure of `size --json` model.params_active
     moe: bool  # mixture of experts: the active count is worth showing beside the total
+    max_context: int | None = None  # tokens: config.json max_position_embeddings
+    checkpoint: str | None = None  # the checkpoint's weight format as vLLM loads it (bf16, fp8, int4, nvfp4, ...)
 
     @property
     def size(self) -> str:
@@ -105,8 +107,10 @@ def _listing(entries: tuple[CatalogEntry, ...]) -> tuple[ListedModel, ...]:
 
 
 def _sized(entry: CatalogEntry) -> ListedModel:
-    """Total and active parameters of one entry, counted as `size` counts them (the catalog's stated count wins)."""
+    """Total and active parameters of one entry, counted as `size` counts them (the catalog's stated count wins),
+    its maximum context and its checkpoint format."""
     from wizard.sizing.params import count_params
+    from wizard.sizing.precision import weight_format
     from wizard.sources.catalog import load_catalog_model
 
     month = released(entry.family)
@@ -115,7 +119,8 @@ def _sized(entry: CatalogEntry) -> ListedModel:
     except (InputError, OSError, ValueError):  # a config that does not parse is still listed, without a size
         return ListedModel(entry, month, entry.params, None, False)
     counted = count_params(spec)
-    return ListedModel(entry, month, counted.total, counted.active, spec.moe is not None)
+    return ListedModel(entry, month, counted.total, counted.active, spec.moe is not None,
+                       spec.max_position_embeddings, weight_format(spec, "auto").name)
 
 
 def select_family(listing: tuple[ListedModel, ...], name: str) -> tuple[ListedModel, ...]:
