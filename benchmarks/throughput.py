@@ -274,7 +274,8 @@ def gddr_score() -> float:
 def hbm_score() -> float:
     """Median |log error| of the HBM FLOPS efficiency's rows: the prefill-bound dev rows and the HBM bench fit rows."""
     errs = [abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS]
-    return statistics.median(errs + _bench_errors(False))
+    errs += _bench_errors(False)
+    return statistics.median(errs) if errs else math.inf
 
 
 def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer) -> tuple[float, ...]:

@@ -177,6 +177,19 @@ def test_clients_beyond_what_the_engine_admits_wait_for_a_slot(llama8b, h100):
     request = (base.ttft_ms + 200 * base.tpot_ms) / 1000
     _close(queued.ttft_ms - base.ttft_ms, (64 - 16) / 16 * request * 1000, rel=1e-6)
     _close(queued.tpot_ms, base.tpot_ms)
+    # the engine's 16 slots stay busy while the others wait: the same output tokens per second
+    _close(queued.output_tokens_per_s, base.output_tokens_per_s, rel=1e-9)
+
+
+def test_waves_beyond_the_slots_wait_for_a_whole_wave(llama8b, h100):
+    """Identical requests in waves of 16, 64 clients: a slot frees when a wave is done — its burst TTFT and its 200
+    decode steps — so the other 48 wait (64 − 16) / 16 such waves, on top of the wave's own TTFT."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    wave = performance(r, Workload(16, 1000, 200, prompts=100, synchronized=True))
+    queued = performance(r, Workload(16, 1000, 200, prompts=100, synchronized=True, clients=64))
+    cycle = (wave.ttft_ms + 200 * wave.tpot_ms) / 1000
+    _close(queued.ttft_ms - wave.ttft_ms, (64 - 16) / 16 * cycle * 1000, rel=1e-6)
+    _close(queued.output_tokens_per_s, wave.output_tokens_per_s, rel=1e-9)
 
 
 def test_a_benchmark_burst_raises_the_mean_ttft_by_its_share(llama8b, h100):

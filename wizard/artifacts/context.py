@@ -105,7 +105,7 @@ def checked_name(text: str, field: str) -> str:
 def server_image(plan: Plan, answers: dict[str, Any]) -> str:
     """The server image: the answers' `server_image` (a mirror or digest of the pinned release, checked), else
     vLLM's own image for the card's vendor at the pinned release's tag. The tag alone is what can be written offline:
-    the registry's digest is the user's to pin (README, "The image")."""
+    the registry's digest is the user's to pin (the generated README says how)."""
     given = answers.get("server_image")
     if given:
         return checked_name(str(given), "server_image")

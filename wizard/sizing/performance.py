@@ -258,11 +258,11 @@ def performance(r: SizeResult, w: Workload) -> Performance:
             break
         b = max(1.0, state.b)
     assert state is not None
-    per_request = state.ttft + out * state.tpot
+    in_engine = state.ttft - state.admit + out * state.tpot  # s a request holds one of the b slots
     return Performance(
         ttft_ms=state.ttft * 1000,
         tpot_ms=state.tpot * 1000,
-        output_tokens_per_s=state.b * out / per_request,
+        output_tokens_per_s=state.b * out / in_engine,
         decode_memory_ms=state.mem * 1000,
         compute_ms=state.comp * 1000,
         comm_ms=state.comm * 1000,
@@ -287,6 +287,7 @@ class _Load(NamedTuple):
     comp: float
     comm: float
     saturated: bool = False
+    admit: float = 0.0  # s a request waits for a slot before the engine takes it (clients beyond b)
 
 
 def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
@@ -361,12 +362,15 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
             # the slowest 1 % of all requests are the burst's slowest 0.01 / share: the prompts of its last steps
             q = 1 - 0.01 / share
             ttft99 = max(ttft99, frontend + math.ceil(q * burst_steps - 1e-9) * full)
+        request = ttft + out * s_seen  # a slot frees when a request (or a whole wave) is done
+    admit = 0.0
     if w.clients and w.rate is None and w.clients > b:
         # more clients than the engine admits (max_num_seqs or the KV cache): the rest wait in vLLM's queue for a
         # slot — Little's law on the waiting room: (clients − b) / (b / request time); after the burst's own wait,
-        # which it comes on top of (a wave waits for a slot, then for its prompts' chunks)
+        # which it comes on top of (a wave waits for a slot, then for its prompts' chunks). The engine's b slots stay
+        # busy meanwhile: the wait is the client's, not the engine's time (throughput leaves it out).
         admit = (w.clients - b) / b * request
         ttft, ttft99 = ttft + admit, ttft99 + admit
     saturated = f >= 1 or lam >= lam_max * (1 - 1e-9)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
-                 mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated)
+                 mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit)
