@@ -18,7 +18,7 @@ INDEX = json.loads((DATA / "models" / "index.json").read_text(encoding="utf-8"))
 FAMILIES = json.loads((DATA / "models" / "families.json").read_text(encoding="utf-8"))
 RELEASED = {r["family"]: r["released"] for r in FAMILIES["families"]}
 OLD_KEYS = {"id", "family", "aliases", "source", "architecture", "unserved"}  # the keys scripts already read
-NEW_KEYS = {"params", "active_params", "released"}
+NEW_KEYS = {"params", "active_params", "released", "max_context_tokens", "checkpoint_format"}
 
 
 def catalog_families() -> list[str]:
@@ -85,6 +85,9 @@ def test_json_keeps_its_keys_and_adds_the_sizes_and_month(capsys):
         assert r["params"] is None or (isinstance(r["params"], int) and r["params"] > 0), r
         if r["params"] is not None and r["active_params"] is not None:
             assert 0 < r["active_params"] <= r["params"], r["id"]
+        if r["params"] is not None:  # the config was read: its context and checkpoint format with it
+            assert isinstance(r["max_context_tokens"], int) and r["max_context_tokens"] >= 2048, r["id"]
+            assert r["checkpoint_format"] in ("bf16", "fp8", "int8", "int4", "mxfp4", "nvfp4"), r["id"]
     stated = {e["id"]: e["params"] for e in INDEX["models"] if e.get("params")}
     for r in listed:
         if r["id"] in stated:  # a count a source states wins over the arithmetic, as in `size`
