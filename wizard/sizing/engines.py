@@ -132,6 +132,7 @@ def profiles() -> tuple[EngineProfile, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=256)  # a plan's layout search asks the same few strings thousands of times
 def release(version: str) -> tuple[int, ...]:
     """The release tuple of a PEP 440 version string ("0.20.0rc1" → (0, 20, 0)); InputError when it is none."""
     text = version.strip()
