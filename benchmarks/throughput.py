@@ -178,12 +178,12 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     served = int(m.group(1)) if m else model.max_position_embeddings
     precision, kv_dtype = row_precision(row)
     version = row_version(row)
-    seqs = profile_for(version).default_batch(gpu, ctx)[1]
+    seqs = profile_for(version).default_batch(gpu, ctx, model, version)[1]
     rate = row.get("request_rate")
     conc = row.get("max_concurrency")
     batch_tokens = None
     if profile_for(version).no_chunked_prefill:
-        batch_tokens = profile_for(version).default_batch(gpu, served)[0]
+        batch_tokens = profile_for(version).default_batch(gpu, served, model, version)[0]
     base = SizeInputs(tp=tp, context_tokens=ctx, concurrency=1, max_num_seqs=seqs, weight_precision=precision,
                       kv_cache_dtype=kv_dtype, vllm_version=version, max_num_batched_tokens=batch_tokens)
     try:

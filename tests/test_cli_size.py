@@ -272,12 +272,18 @@ def test_headroom_outside_the_budget_is_checked():
 
 
 def test_context_auto_on_v0_gives_each_candidate_its_own_batch():
-    """V0 profiled one batch of max(max_model_len, 2048) tokens: the longest context that fits must be checked with
-    the batch that context brings, or the answer does not fit."""
+    """V0 profiled one batch of max(max_model_len, 2048) tokens, or above 32K the 512-token chunk 0.6.4 turned on by
+    itself: the context found must be checked with the batch that context brings, or the answer does not fit. On a
+    3090 the whole-context batch leaves no room above ~20K, but past 32K the chunk does: the answer is beyond 32K."""
     r = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx3090-24gb", "--vllm-version", "0.6.4",
                 "--context", "auto", "--json")
     d = r.json()
-    assert d["fits"] is True and d["inputs"]["max_num_batched_tokens"] == d["inputs"]["context_tokens"]
+    ctx, budget = d["inputs"]["context_tokens"], d["inputs"]["max_num_batched_tokens"]
+    assert d["fits"] is True and budget == (512 if ctx > 32768 else max(ctx, 2048))
+    assert ctx > 32768
+    whole = run_cli("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx3090-24gb", "--vllm-version", "0.6.4",
+                    "--context", "32768", "--json").json()
+    assert whole["fits"] is False and whole["inputs"]["max_num_batched_tokens"] == 32768
 
 
 def test_a_token_budget_below_max_num_seqs_is_refused_as_vllm_does():

@@ -144,3 +144,28 @@ def test_partial_download_without_an_index_is_caught_by_the_shard_names(tmp_path
     assert spec.exact is None  # sized from config.json, not from the 12 bytes present
     assert any("3 safetensors shard(s) are missing" in n and "model-00002-of-00004.safetensors" in n
                for n in spec.notes)
+
+
+def test_v0_chunks_a_long_context_by_default_as_its_release_did():
+    """V0 turned chunked prefill on by itself above a 32K max_model_len (0.6.4's arg_utils.py; the tokens from its
+    config.py): 512 a step before 0.6.5, 2048 from 0.6.5 — and from 0.6.5 not on ROCm, never for a multimodal model.
+    Otherwise one batch of max(max_model_len, 2048) tokens. The profile run then profiles that budget, not the context:
+    Llama-3.1-8B at 131,072 tokens on an H100 under 0.6.4 profiles 512 tokens."""
+    from wizard.sizing.engines import profile_for
+
+    llama = catalog("meta-llama/Llama-3.1-8B-Instruct")
+    vision = catalog("meta-llama/Llama-3.2-90B-Vision-Instruct")
+    h100, mi300x = find_gpu("h100-sxm-80gb"), find_gpu("mi300x-192gb")
+    assert vision.vision_params and not llama.vision_params and llama.sliding_window is None
+    v0 = profile_for("0.6.4")
+    assert v0.default_batch(h100, 131072, llama, "0.6.4")[0] == 512
+    assert v0.default_batch(h100, 131072, llama, "0.7.0")[0] == 2048
+    assert v0.default_batch(h100, 131072, llama, "0.7.4.dev181+gf35f8e22")[0] == 2048
+    assert v0.default_batch(mi300x, 131072, llama, "0.6.4")[0] == 512  # ROCm too, before 0.6.5
+    assert v0.default_batch(mi300x, 131072, llama, "0.7.3")[0] == 131072  # not on ROCm from 0.6.5
+    assert v0.default_batch(h100, 32768, llama, "0.7.0")[0] == 32768  # not above 32K: one whole batch
+    assert v0.default_batch(h100, 131072, vision, "0.7.0")[0] == 131072
+    assert v0.default_batch(h100, 131072)[0] == 131072  # without the model the rule cannot apply
+    assert profile_for("0.33.0").default_batch(h100, 131072, llama, "0.33.0")[0] == 8192  # V1 and later: the tiers
+    r = size(llama, h100, SizeInputs(context_tokens=131072, vllm_version="0.6.4"))
+    assert r.activation.tokens == 512

@@ -280,7 +280,7 @@ def cmd_size(args: argparse.Namespace) -> int:
     if args.context == "auto" and args.concurrency == "auto":
         raise InputError("--concurrency", "auto", "one of --context and --concurrency may be auto, not both")
     context = args.context if isinstance(args.context, int) else min(8192, model.max_position_embeddings)
-    tokens, seqs = engine.default_batch(gpu, context)
+    tokens, seqs = engine.default_batch(gpu, context, model, version)
     # Unspecified flags take that release's defaults, as a plain `vllm serve` does (serve_command says which).
     inputs = SizeInputs(
         tp=args.tp,
@@ -305,7 +305,8 @@ def cmd_size(args: argparse.Namespace) -> int:
             follows = args.max_num_batched_tokens is None  # the default budget may follow the context (V0)
             inputs = inputs._replace(context_tokens=longest_context(model, gpu, inputs, follows))
             if follows:
-                inputs = inputs._replace(max_num_batched_tokens=engine.default_batch(gpu, inputs.context_tokens)[0])
+                inputs = inputs._replace(max_num_batched_tokens=engine.default_batch(
+                    gpu, inputs.context_tokens, model, version)[0])
         else:
             # at most max_num_seqs run at once: more would wait in vLLM's queue, not fit beside the others
             inputs = inputs._replace(concurrency=most_sequences(model, gpu, inputs, cap=inputs.max_num_seqs or 1_000_000))

@@ -153,7 +153,7 @@ def _kv_dtype(log: StartupLog) -> str:
 def _inputs(log: StartupLog, model: ModelSpec, gpu: GpuSpec, version: str) -> SizeInputs:
     engine = profile_for(version)
     context = _context(log, model)
-    tokens, seqs = engine.default_batch(gpu, context)
+    tokens, seqs = engine.default_batch(gpu, context, model, version)
     kv = _kv_dtype(log)
     return SizeInputs(
         tp=log.tp or 1, pp=log.pp or 1, context_tokens=context, concurrency=1, kv_cache_dtype=kv,

@@ -30,7 +30,9 @@ def _largest(lo: int, hi: int, fits) -> int:
 def longest_context(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, batch_follows_context: bool = False) -> int:
     """The longest context (whole KV blocks, at most the model's maximum) at which `inputs.concurrency` sequences
     fit; InputError when not even one block does. `batch_follows_context`: the release's default token budget
-    depends on the context (V0 profiled one batch of max(max_model_len, 2048) tokens), so each candidate gets its own."""
+    depends on the context (V0 profiled one batch of max(max_model_len, 2048) tokens, or above 32K its chunk), so each
+    candidate gets its own. Above 32K that budget drops, so a longer context can fit where a shorter one did not, as
+    in vLLM itself: the search then finds a context that fits, not always the longest."""
     from wizard.sizing.engines import profile_for
 
     engine = profile_for(inputs.vllm_version)
@@ -38,7 +40,8 @@ def longest_context(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, batch_fo
     def at(n: int) -> SizeInputs:
         ctx = n * BLOCK_SIZE
         if batch_follows_context:
-            return inputs._replace(context_tokens=ctx, max_num_batched_tokens=engine.default_batch(gpu, ctx)[0])
+            return inputs._replace(context_tokens=ctx, max_num_batched_tokens=engine.default_batch(
+                gpu, ctx, model, inputs.vllm_version)[0])
         return inputs._replace(context_tokens=ctx)
 
     top = model.max_position_embeddings // BLOCK_SIZE

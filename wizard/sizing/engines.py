@@ -48,6 +48,8 @@ class EngineProfile:
     gpu_memory_utilization: float
     tiers: tuple[BatchTier, ...]
     no_chunked_prefill: bool
+    # V0's long-context rule: (above max_model_len, ((from release, tokens), ...), ROCm excluded from, not_with)
+    long_context_chunked: tuple | None
     sampler_rows: str  # "max_num_seqs" | "min_seqs_tokens"
     sampler_bytes_per_logit: int
     sampler_basis: str  # "log" (measured on this generation) | "code" (derived from its source)
@@ -62,12 +64,32 @@ class EngineProfile:
     encoder_profile: bool
     sources: tuple[str, ...]
 
-    def default_batch(self, gpu: GpuSpec, max_model_len: int) -> tuple[int, int]:
+    def default_batch(self, gpu: GpuSpec, max_model_len: int, model: ModelSpec | None = None,
+                      version: str | None = None) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) a plain `vllm serve` of this generation uses on `gpu`."""
         gib = gpu.memory_reported_bytes / GIB
         tier = next(t for t in self.tiers if gib >= t.min_gib and not any(x in gpu.id for x in t.exclude))
+        chunked = self.chunked_by_default(gpu, max_model_len, model, version)
+        if chunked is not None:
+            return chunked, tier.seqs
         tokens = max(max_model_len, tier.tokens) if self.no_chunked_prefill else tier.tokens
         return tokens, tier.seqs
+
+    def chunked_by_default(self, gpu: GpuSpec, max_model_len: int, model: ModelSpec | None,
+                           version: str | None) -> int | None:
+        """The chunked-prefill token budget a generation without chunked prefill by default still turns on for a
+        long context (V0: above 32K on CUDA, data/vllm-engines.json long_context_chunked), else None. Needs the
+        model (multimodal and sliding-window models are left out) and the release (the budget changed in 0.6.5)."""
+        rule = self.long_context_chunked
+        if rule is None or model is None or version is None or max_model_len <= rule[0]:
+            return None
+        above, budgets, rocm_from, not_with = rule
+        r = release(version)
+        if gpu.vendor == "amd" and r >= rocm_from:
+            return None
+        if ("multimodal" in not_with and model.vision_params) or ("sliding_window" in not_with and model.sliding_window):
+            return None
+        return next((tokens for start, tokens in reversed(budgets) if r >= start), None)
 
     def sampler_bytes(self, sampler: str) -> int:
         """Bytes per logit of the profile's sampler pass: "flashinfer" or "native" (PyTorch top-k/top-p)."""
@@ -107,6 +129,13 @@ def _data() -> dict:
     return json.loads(ENGINES_FILE.read_text(encoding="utf-8"))
 
 
+def _long_context_rule(rule: dict | None) -> tuple | None:
+    if rule is None:
+        return None
+    budgets = tuple((_tuple(b["from"]), int(b["tokens"])) for b in rule["tokens"])
+    return (int(rule["above_max_model_len"]), budgets, _tuple(rule["rocm_excluded_from"]), tuple(rule["not_with"]))
+
+
 @lru_cache(maxsize=1)
 def profiles() -> tuple[EngineProfile, ...]:
     """Every profile of data/vllm-engines.json, oldest first."""
@@ -120,6 +149,7 @@ def profiles() -> tuple[EngineProfile, ...]:
             tiers=tuple(BatchTier(min_gib=t["min_gib"], tokens=t["tokens"], seqs=t["seqs"],
                                   exclude=tuple(t.get("exclude", ()))) for t in batch["tiers"]),
             no_chunked_prefill=bool(batch.get("no_chunked_prefill", False)),
+            long_context_chunked=_long_context_rule(batch.get("long_context_chunked")),
             sampler_rows=p["sampler"]["rows"], sampler_bytes_per_logit=int(p["sampler"]["bytes_per_logit"]),
             sampler_basis=p["sampler"]["basis"],
             sampler_native_bytes_per_logit=p["sampler"].get("native_bytes_per_logit"),

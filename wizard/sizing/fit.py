@@ -282,7 +282,8 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         per_stage = tuple(s + p for s, p in zip(weights.per_stage, pad))
         weights = weights._replace(per_stage=per_stage, per_gpu=max(per_stage))
     engine = profile_for(inputs.vllm_version)
-    batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens)[0]
+    batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens, model,
+                                                                    inputs.vllm_version)[0]
     seqs = min(inputs.max_num_seqs or inputs.concurrency, batched)  # vLLM caps max_num_seqs at the token budget
     act = activation_peak(model, inputs.tp, batched, seqs, engine, inputs.context_tokens,
                           resolve_sampler(inputs.vllm_version, inputs.sampler))
