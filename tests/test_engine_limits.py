@@ -166,6 +166,7 @@ def test_v0_chunks_a_long_context_by_default_as_its_release_did():
     assert v0.default_batch(h100, 32768, llama, "0.7.0")[0] == 32768  # not above 32K: one whole batch
     assert v0.default_batch(h100, 131072, vision, "0.7.0")[0] == 131072
     assert v0.default_batch(h100, 131072)[0] == 131072  # without the model the rule cannot apply
+    assert v0.default_batch(find_gpu("gaudi3-128gb"), 131072, llama, "0.6.4")[0] == 131072  # not a "cuda" device
     assert profile_for("0.33.0").default_batch(h100, 131072, llama, "0.33.0")[0] == 8192  # V1 and later: the tiers
     r = size(llama, h100, SizeInputs(context_tokens=131072, vllm_version="0.6.4"))
     assert r.activation.tokens == 512

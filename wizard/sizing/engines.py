@@ -85,8 +85,8 @@ class EngineProfile:
             return None
         above, budgets, rocm_from, not_with = rule
         r = release(version)
-        if gpu.vendor == "amd" and r >= rocm_from:
-            return None
+        if gpu.vendor not in ("nvidia", "amd") or (gpu.vendor == "amd" and r >= rocm_from):
+            return None  # a "cuda" device only (ROCm's is one too), and ROCm left out from rocm_from
         if ("multimodal" in not_with and model.vision_params) or ("sliding_window" in not_with and model.sliding_window):
             return None
         return next((tokens for start, tokens in reversed(budgets) if r >= start), None)
