@@ -262,7 +262,7 @@ def _bench_errors(gddr: bool) -> list[float]:
 
 
 def _is_gddr(gpu_id: str) -> bool:
-    return find_gpu(gpu_id).memory_type.upper().startswith("GDDR")
+    return perf.is_gddr(find_gpu(gpu_id))
 
 
 def gddr_score() -> float:

@@ -144,7 +144,8 @@ def print_models(listing: Iterable) -> None:
     console = new_console()
     wide = console.width >= 120  # the architecture column only where it fits beside the ids
     t = Table(title=f"Bundled model catalog (offline): families newest first, sizes smallest first; served: by vLLM "
-                    f"{VLLM_VERSION}; `models ID` shows where each figure comes from", expand=not wide)
+                    f"{VLLM_VERSION}; `models ID` shows where each figure comes from",
+              expand=not wide)  # a narrow table spreads by the columns' ratios: the ids get the most room
     t.add_column("family / id", overflow="fold", ratio=5)
     t.add_column("size", justify="right", overflow="fold", ratio=2)
     if wide:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from wizard.errors import InputError
 from wizard.specs import GpuSpec, ModelSpec
@@ -24,6 +25,17 @@ GIB = 2**30
 # PEP 440 public version: release, then optional pre/post/dev and a local label. Only the release decides
 # the profile (a 0.20.0rc1 build already carries 0.20's changes); packaging validates the rest.
 _RELEASE = re.compile(r"^v?(\d+(?:\.\d+)*)")
+
+
+class LongContextChunked(NamedTuple):
+    """V0's own chunked prefill (data/vllm-engines.json long_context_chunked): above `above_max_model_len` tokens,
+    `budgets` ((from release, tokens a step), ...), left out on ROCm from `rocm_excluded_from`, and for the model
+    kinds `not_with` names."""
+
+    above_max_model_len: int
+    budgets: tuple[tuple[tuple[int, ...], int], ...]
+    rocm_excluded_from: tuple[int, ...]
+    not_with: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +60,7 @@ class EngineProfile:
     gpu_memory_utilization: float
     tiers: tuple[BatchTier, ...]
     no_chunked_prefill: bool
-    # V0's long-context rule: (above max_model_len, ((from release, tokens), ...), ROCm excluded from, not_with)
-    long_context_chunked: tuple | None
+    long_context_chunked: LongContextChunked | None  # V0's own chunked prefill above a long context
     sampler_rows: str  # "max_num_seqs" | "min_seqs_tokens"
     sampler_bytes_per_logit: int
     sampler_basis: str  # "log" (measured on this generation) | "code" (derived from its source)
@@ -81,15 +92,15 @@ class EngineProfile:
         long context (V0: above 32K on CUDA, data/vllm-engines.json long_context_chunked), else None. Needs the
         model (multimodal and sliding-window models are left out) and the release (the budget changed in 0.6.5)."""
         rule = self.long_context_chunked
-        if rule is None or model is None or version is None or max_model_len <= rule[0]:
+        if rule is None or model is None or version is None or max_model_len <= rule.above_max_model_len:
             return None
-        above, budgets, rocm_from, not_with = rule
         r = release(version)
-        if gpu.vendor not in ("nvidia", "amd") or (gpu.vendor == "amd" and r >= rocm_from):
-            return None  # a "cuda" device only (ROCm's is one too), and ROCm left out from rocm_from
-        if ("multimodal" in not_with and model.vision_params) or ("sliding_window" in not_with and model.sliding_window):
+        if gpu.vendor not in ("nvidia", "amd") or (gpu.vendor == "amd" and r >= rule.rocm_excluded_from):
+            return None  # a "cuda" device only (ROCm's is one too), and ROCm left out from rocm_excluded_from
+        if (("multimodal" in rule.not_with and model.vision_params)
+                or ("sliding_window" in rule.not_with and model.sliding_window)):
             return None
-        return next((tokens for start, tokens in reversed(budgets) if r >= start), None)
+        return next((tokens for start, tokens in reversed(rule.budgets) if r >= start), None)
 
     def sampler_bytes(self, sampler: str) -> int:
         """Bytes per logit of the profile's sampler pass: "flashinfer" or "native" (PyTorch top-k/top-p)."""
@@ -129,11 +140,12 @@ def _data() -> dict:
     return json.loads(ENGINES_FILE.read_text(encoding="utf-8"))
 
 
-def _long_context_rule(rule: dict | None) -> tuple | None:
+def _long_context_rule(rule: dict | None) -> LongContextChunked | None:
     if rule is None:
         return None
-    budgets = tuple((_tuple(b["from"]), int(b["tokens"])) for b in rule["tokens"])
-    return (int(rule["above_max_model_len"]), budgets, _tuple(rule["rocm_excluded_from"]), tuple(rule["not_with"]))
+    return LongContextChunked(int(rule["above_max_model_len"]),
+                              tuple((_tuple(b["from"]), int(b["tokens"])) for b in rule["tokens"]),
+                              _tuple(rule["rocm_excluded_from"]), tuple(rule["not_with"]))
 
 
 @lru_cache(maxsize=1)

@@ -218,13 +218,14 @@ def md1_wait_p99(u: float, service: float) -> float:
     return max(0.0, math.log(100 * u) * service / hi)
 
 
-def _gddr(g: GpuSpec) -> bool:
+def is_gddr(g: GpuSpec) -> bool:
+    """A GDDR card (consumer, workstation): its own efficiency class."""
     return g.memory_type.upper().startswith("GDDR")
 
 
 def bandwidth_efficiency(g: GpuSpec) -> float:
     """Achieved share of peak memory bandwidth in decode, by memory technology."""
-    return EFF_BANDWIDTH_GDDR if _gddr(g) else EFF_BANDWIDTH
+    return EFF_BANDWIDTH_GDDR if is_gddr(g) else EFF_BANDWIDTH
 
 
 def flops_efficiency(g: GpuSpec, speed: Speed) -> float:
@@ -232,7 +233,7 @@ def flops_efficiency(g: GpuSpec, speed: Speed) -> float:
     memory technology (the card class: HBM datacenter parts, GDDR consumer and workstation parts)."""
     if speed.eff_flops is not None:
         return speed.eff_flops
-    return EFF_FLOPS_GDDR if _gddr(g) else EFF_FLOPS
+    return EFF_FLOPS_GDDR if is_gddr(g) else EFF_FLOPS
 
 
 def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) -> tuple[float, float, float, float]:
