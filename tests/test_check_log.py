@@ -304,3 +304,20 @@ def test_a_failed_start_without_a_card_checks_the_kv_one_sequence_needs():
     item = next(i for i in r.json()["items"] if i["name"] == "kv_needed_gib")
     assert round(62 * 2 * 4 * 128 * 2 * 196_608 / 2**30, 2) == item["predicted"] == item["logged"] == 23.25
     assert r.code == 0 and "no card" in r.json()["verdict"]
+
+
+def test_a_pp_failure_on_0_15_counts_every_stage_and_0_17_would_not():
+    """The 16 GB + 32 GB PP 2 log (issue 34076, vLLM 0.15.2rc1): Qwen3-Coder-30B-A3B has Qwen3-30B-A3B's KV shape
+    (48 layers, 4 KV heads of 128). 0.15 checks one 262,144-token request over all 48 layers, 48 × 2 × 4 × 128 × 2 B
+    = 98,304 B a token = 24.0 GiB, against the smaller card's 3.18 GiB, whose estimate is
+    floor(3.18 GiB / (98,304 B × 16)) × 16 = 34,720 tokens (34,736 logged from the unrounded memory). On 0.17 each
+    worker is checked on its own 24 layers: 12.0 GiB, and the logged 24.0 no longer matches."""
+    log = str(DATA / "v1m_34076_pp2_5070ti_5090d_qwen3coder30b_error.log")
+    base = ("check-log", log, "--model", "Qwen/Qwen3-30B-A3B-FP8", "--pp", "2", "--max-model-len", "262144", "--json")
+    r = run_main(*base, "--vllm-version", "0.15.2rc1.dev93")
+    items = {i["name"]: i for i in r.json()["items"]}
+    assert items["kv_needed_gib"]["predicted"] == round(48 * 2 * 4 * 128 * 2 * 262_144 / GIB, 2) == 24.0
+    assert items["estimated_max_len"]["predicted"] == int(3.18 * GIB) // (98_304 * 16) * 16 == 34_720
+    assert items["estimated_max_len"]["logged"] == 34_736 and r.code == 0
+    later = run_main(*base, "--vllm-version", "0.17.0")
+    assert {i["name"]: i for i in later.json()["items"]}["kv_needed_gib"]["predicted"] == 12.0 and later.code == 1

@@ -90,6 +90,38 @@ def test_pp_capacity_is_the_smallest_stage():
     assert r.kv_capacity_tokens == pool // 40_960 // 16 * 16
 
 
+@pytest.mark.parametrize(("version", "refused"), [("0.13.0", False), ("0.14.0", True), ("0.16.0", True),
+                                                  ("0.17.0", False), ("0.33.0", False)])
+def test_pp_on_0_14_to_0_16_is_checked_against_the_whole_model(version, refused):
+    """vLLM 0.14-0.16 check one max_model_len request's KV of every stage against the smallest worker's memory
+    (kv_cache_utils.py get_kv_cache_configs in those wheels). Llama-3.1-8B at PP 2 on RTX 3090s, 131,072 tokens:
+    each stage's 16 layers hold 16 × 2 × 8 KV heads × 128 × 2 B = 65,536 B a token, 8 GiB a request, which its pool
+    holds; the check counts all 32 layers, 16 GiB, and refuses the layout."""
+    m = catalog("meta-llama/Llama-3.1-8B-Instruct")
+    r = size(m, find_gpu("rtx3090-24gb"), SizeInputs(pp=2, context_tokens=131_072, vllm_version=version))
+    assert r.kv.bytes_per_sequence(131_072) == 16 * 2 * 8 * 128 * 2 * 131_072 == 8 * 2**30
+    assert r.kv_pool_bytes >= 8 * 2**30 and r.headroom_bytes >= 0  # every stage holds its own share
+    assert r.refused_at_startup is refused and r.fits is not refused
+    if refused:
+        need, pool = r.startup_check
+        assert need == 32 * 2 * 8 * 128 * 2 * 131_072 == 16 * 2**30 and pool < need
+        longest = pool // (32 * 2 * 8 * 128 * 2 * 16) * 16
+        assert any(f"--max-model-len {longest:,} or less" in n for n in r.notes), r.notes
+    else:
+        assert not any("stages" in n and "start-up" in n for n in r.notes)
+
+
+def test_size_json_states_the_whole_model_check_and_check_exits_1():
+    args = ("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx3090-24gb", "--pp", "2", "--context", "131072",
+            "--vllm-version", "0.15.1")
+    out = json.loads(run_cli(*args, "--json").out)
+    assert out["fits"] is False and out["headroom_bytes"] > 0
+    assert out["startup_kv_check"]["needed_bytes"] == 16 * 2**30 and out["startup_kv_check"]["refused"] is True
+    assert run_cli(*args, "--check").code == 1
+    later = json.loads(run_cli(*args[:-1], "0.17.0", "--json").out)
+    assert later["fits"] is True and "startup_kv_check" not in later
+
+
 def _write(path, header: bytes) -> None:
     path.write_bytes(struct.pack("<Q", len(header)) + header)
 

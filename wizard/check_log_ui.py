@@ -14,6 +14,7 @@ LABELS = {
     "available_kv_gib": ("available KV cache memory", "GiB"), "kv_tokens": ("GPU KV cache size", "tokens"),
     "max_concurrency": ("maximum concurrency", "×"), "kv_needed_gib": ("KV needed for one max-length request", "GiB"),
     "kv_tokens_at_logged_memory": ("tokens the logged KV memory holds", "tokens"),
+    "estimated_max_len": ("estimated maximum model length", "tokens"),
 }
 
 

@@ -104,7 +104,8 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
     )
     t.add_row("[bold]total", f"[bold]{r.total_bytes:,}", f"[bold]{gib(r.total_bytes)}", "")
     t.add_row("usable", f"{r.usable_bytes:,}", gib(r.usable_bytes), f"{gib(g.memory_reported_bytes)} × {i.gpu_memory_utilization}")
-    verdict = "[green]fits[/]" if r.fits else "[red]does not fit[/]"
+    verdict = ("[red]refused at start-up (see the note)[/]" if r.refused_at_startup
+               else "[green]fits[/]" if r.fits else "[red]does not fit[/]")
     t.add_row("headroom", f"{r.headroom_bytes:,}", gib(r.headroom_bytes), verdict)
     console.print(t)
     console.print(

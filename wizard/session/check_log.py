@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from wizard.errors import InputError
-from wizard.sizing.engines import DEFAULT_VLLM_VERSION, flashinfer_installed, profile_for, resolve_sampler
+from wizard.sizing.engines import (
+    DEFAULT_VLLM_VERSION,
+    flashinfer_installed,
+    pp_checks_whole_model,
+    profile_for,
+    resolve_sampler,
+)
 from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sizing.kv_cache import kv_stages
@@ -41,7 +47,10 @@ CAUSES = {
     "available_kv_gib": "the sum of the parts above, against total × gpu_memory_utilization",
     "kv_tokens": "KV bytes per token (KV dtype, sliding-window or hybrid layers) or the available memory",
     "max_concurrency": "KV capacity over the per-request budget (sliding windows hold window + in-flight tokens)",
-    "kv_needed_gib": "KV bytes of one sequence at max_model_len (KV dtype, sliding-window or hybrid layers)",
+    "kv_needed_gib": "KV bytes of one sequence at max_model_len (KV dtype, sliding-window or hybrid layers; under "
+                     "pipeline parallelism vLLM 0.14-0.16 count every stage's layers)",
+    "estimated_max_len": "the longest max_model_len one request's KV fits in the available memory: KV bytes per token "
+                         "(under pipeline parallelism vLLM 0.14-0.16 count every stage's layers)",
 }
 
 
@@ -204,13 +213,42 @@ def _needed_at_logged_length(log: StartupLog, model: ModelSpec, version: str) ->
     base model's KV shape). None when the log states no such error."""
     if not log.kv_needed_gib or not log.needed_len:
         return None
-    engine = profile_for(version)
-    stages = _logged_stages(log, model, engine, _kv_dtype(log), log.max_num_batched_tokens or engine.tiers[-1].tokens)
+    stages = _error_stages(log, model, version)
     if stages is None:
         return None
-    gib = round(max(st.bytes_per_sequence(log.needed_len) for st in stages) / GIB, 2)
+    gib = round(_checked(stages, version, lambda st: st.bytes_per_sequence(log.needed_len or 0)) / GIB, 2)
     return Item("kv_needed_gib", log.kv_needed_gib, gib, (gib - log.kv_needed_gib) / log.kv_needed_gib,
                 CAUSES["kv_needed_gib"])
+
+
+def _error_stages(log: StartupLog, model: ModelSpec, version: str) -> tuple | None:
+    engine = profile_for(version)
+    return _logged_stages(log, model, engine, _kv_dtype(log), log.max_num_batched_tokens or engine.tiers[-1].tokens)
+
+
+def _checked(stages: tuple, version: str, measure) -> int:
+    """What vLLM's start-up check counts of a per-stage measure: the heaviest stage, or with pipeline parallelism
+    on 0.14-0.16 every stage together (engines.pp_checks_whole_model)."""
+    if len(stages) > 1 and pp_checks_whole_model(version):
+        return sum(measure(st) for st in stages)
+    return max(measure(st) for st in stages)
+
+
+def _estimated_len_at_logged_memory(log: StartupLog, model: ModelSpec, version: str) -> Item | None:
+    """A failed start's "estimated maximum model length" from the logged available memory and the KV bytes per
+    token: the longest whole-block length whose one request fits (vLLM's binary search over the same bytes;
+    exact for layers that keep the whole context). None without both figures."""
+    if not log.estimated_max_len or not log.available_kv_gib or log.available_kv_gib <= 0 or not log.needed_len:
+        return None
+    stages = _error_stages(log, model, version)
+    if stages is None:
+        return None
+    per_token = _checked(stages, version, lambda st: st.bytes_per_token(log.needed_len or 0))
+    if not per_token:
+        return None
+    tokens = int(log.available_kv_gib * GIB) // (per_token * BLOCK_SIZE) * BLOCK_SIZE
+    return Item("estimated_max_len", log.estimated_max_len, tokens,
+                (tokens - log.estimated_max_len) / log.estimated_max_len, CAUSES["estimated_max_len"])
 
 
 def predicted_figures(r: SizeResult) -> dict[str, Any]:
@@ -226,7 +264,7 @@ def predicted_figures(r: SizeResult) -> dict[str, Any]:
         "available_kv_gib": round(pool / GIB, 2),
         "kv_tokens": r.kv_capacity_tokens,
         "max_concurrency": round(r.max_concurrency, 2),
-        "kv_needed_gib": round(per_seq / GIB, 2),
+        "kv_needed_gib": round((r.startup_check[0] if r.startup_check else per_seq) / GIB, 2),
     }
 
 
@@ -287,11 +325,18 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
                              "predicted (no card: give --gpu)")
         elif needed is not None:  # a failed start: one sequence at max_model_len, whatever the card
             check.items.append(needed)
+            estimate = _estimated_len_at_logged_memory(log, spec, version) if spec is not None else None
+            if estimate is not None:
+                check.items.append(estimate)
             check.matches = abs(needed.difference) <= TOLERANCE
             check.verdict = (f"KV bytes per sequence {'match' if check.matches else 'do not match'}: one "
                              f"{log.needed_len:,}-token sequence needs {needed.predicted} GiB, {needed.logged} GiB "
                              f"logged ({needed.difference:+.1%}); the budget itself is not predicted (no card: give "
                              "--gpu)")
+            if (log.pp or 1) > 1 and pp_checks_whole_model(version):
+                check.verdict += (f"; vLLM {version} counts every pipeline stage's layers in this check, though each "
+                                  "GPU holds only its own (0.14-0.16; from 0.17.0 each stage is checked on its own "
+                                  "layers)")
         return check
     if log.total_gib:  # the budget's base is the total the run saw
         card = card._replace(memory_reported_bytes=int(log.total_gib * GIB))
@@ -324,6 +369,9 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
     per_token = _tokens_at_logged_memory(log, spec, version, inputs)
     if per_token is not None:  # separates the per-token arithmetic from the budget
         check.items.append(per_token)
+    estimate = _estimated_len_at_logged_memory(log, spec, version)
+    if estimate is not None:  # a failed start's own estimate, from its own logged memory
+        check.items.append(estimate)
     headline = next((i for i in check.items if i.name == "kv_tokens"), None) or next(
         (i for i in check.items if i.name in ("available_kv_gib", "kv_needed_gib")), None)
     if headline is None:

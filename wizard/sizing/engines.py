@@ -274,3 +274,11 @@ def mxfp4_moe_padding(version: str, gpu: GpuSpec, marlin: bool | None = None) ->
         if _tuple(rule["from"]) <= r < _tuple(rule["until"]) and gpu.compute_capability not in rule["except_compute"]:
             return int(rule["intermediate_multiple"]), int(rule["hidden_multiple"])
     return None
+
+
+def pp_checks_whole_model(version: str) -> bool:
+    """Whether a release checks, with pipeline parallelism, that one max_model_len request's KV of every stage's
+    layers fits the smallest worker's KV memory (0.14.0-0.16.x: data/vllm-engines.json pp_whole_model_kv_check);
+    elsewhere each worker is checked on its own layers."""
+    rule = _data()["pp_whole_model_kv_check"]
+    return _tuple(rule["from"]) <= release(version) < _tuple(rule["until"])

@@ -17,6 +17,7 @@ from wizard.sizing.engines import (
     SAMPLERS,
     cuda_graphs_budgeted,
     mxfp4_moe_padding,
+    pp_checks_whole_model,
     profile_for,
     resolve_kv_dtype,
     resolve_sampler,
@@ -72,6 +73,10 @@ class SizeResult(NamedTuple):
     usable_bytes: int
     kv_capacity_tokens: int
     notes: tuple[str, ...] = ()  # caveats of this sizing (model caveats first), shown with every figure
+    # Where the release checks one max_model_len request against more than this GPU's own layers (PP on 0.14-0.16:
+    # every stage's KV against the smallest worker's pool, engines.pp_checks_whole_model): (bytes it needs, bytes
+    # it is checked against). None where each worker is checked on its own layers.
+    startup_check: tuple[int, int] | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -88,8 +93,13 @@ class SizeResult(NamedTuple):
         return self.usable_bytes - self.total_bytes
 
     @property
+    def refused_at_startup(self) -> bool:
+        """vLLM refuses to start this layout ("KV cache is needed") though every stage could hold its own share."""
+        return self.startup_check is not None and self.startup_check[0] > self.startup_check[1]
+
+    @property
     def fits(self) -> bool:
-        return self.headroom_bytes >= 0
+        return self.headroom_bytes >= 0 and not self.refused_at_startup
 
     @property
     def kv_bytes_per_token(self) -> int:
@@ -254,6 +264,24 @@ def headroom_notes(gpu: GpuSpec, inputs: SizeInputs, graphs: bool) -> tuple[str,
             f"{h.max_utilization:.2f}",)
 
 
+def startup_check_notes(check: tuple[int, int] | None, stages: tuple[KvShape, ...], inputs: SizeInputs) -> tuple[str, ...]:
+    """What a release that checks the whole model's KV under PP (0.14-0.16) makes of this layout."""
+    if check is None:
+        return ()
+    need, pool = check
+    ctx = inputs.context_tokens
+    head = (f"vLLM {inputs.vllm_version} checks at start-up that one {ctx:,}-token request's KV cache of all "
+            f"{inputs.pp} stages ({need / GIB:.2f} GiB) fits the smallest stage's KV memory ({pool / GIB:.2f} GiB), "
+            "though each GPU holds only its own stage's layers (releases 0.14-0.16; fixed in 0.17.0)")
+    if need <= pool:
+        return (head + ": this layout passes",)
+    per_token = sum(st.bytes_per_token(ctx) for st in stages)
+    longest = max(0, pool) // per_token // BLOCK_SIZE * BLOCK_SIZE if per_token else 0
+    return (head + ": it refuses this layout ('KV cache is needed') — run vLLM 0.17.0 or later"
+            + (f", or --max-model-len {longest:,} or less" if longest >= BLOCK_SIZE else "")
+            + ", or give each stage more memory",)
+
+
 @lru_cache(maxsize=4096)
 def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     """Size one layout of one model on one GPU type. Raises InputError for inputs or layouts an engine rejects.
@@ -317,6 +345,9 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     weights = weights._replace(per_gpu=weights.per_stage[heaviest], padding=pad[heaviest])
     capacity = min(capacities)
     kv_bytes = held(kv)
+    check = None
+    if inputs.pp > 1 and pp_checks_whole_model(inputs.vllm_version):
+        check = (sum(st.bytes_per_sequence(ctx) for st in stages), min(pools))
     return SizeResult(
         model=model,
         gpu=gpu,
@@ -331,5 +362,6 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         kv_capacity_tokens=capacity,
         notes=size_notes(model, gpu, inputs, fmt) + ((kv_why,) if kv_why else ()) + encoder_notes(act, model)
         + headroom_notes(gpu, inputs, graphs)
-        + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs),
+        + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs) + startup_check_notes(check, stages, inputs),
+        startup_check=check,
     )

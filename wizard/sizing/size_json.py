@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from wizard.sizing.fit import SizeResult
-from wizard.specs.contracts import PerGpuBytes, Parallel, Size, SizeGpu, SizeInputs, SizeModel, SizePerformance
+from wizard.specs.contracts import (
+    PerGpuBytes,
+    Parallel,
+    Size,
+    SizeGpu,
+    SizeInputs,
+    SizeModel,
+    SizePerformance,
+    StartupKvCheck,
+)
 
 
 def size_json(r: SizeResult, perf=None, command=None, tips=()) -> Size:
@@ -39,4 +48,6 @@ def size_json(r: SizeResult, perf=None, command=None, tips=()) -> Size:
         vllm_serve=command.line if command is not None else None,
         defaults_assumed=list(command.assumed) if command is not None else None,
         tips=list(tips) if command is not None else None,
+        startup_kv_check=None if r.startup_check is None else StartupKvCheck(
+            needed_bytes=r.startup_check[0], available_bytes=r.startup_check[1], refused=r.refused_at_startup),
     )

@@ -103,6 +103,17 @@ class SizePerformance(_Strict):
 
 
 @dataclass(slots=True, kw_only=True)
+class StartupKvCheck(_Strict):
+    """A release's start-up check of one max_model_len request against more than one GPU's own layers."""
+
+    needed_bytes: int
+    """KV of one max_model_len request, every pipeline stage's layers"""
+    available_bytes: int
+    """the smallest stage's KV memory it is checked against"""
+    refused: bool
+
+
+@dataclass(slots=True, kw_only=True)
 class Size(_Strict):
     """`size --json`: memory per GPU of one layout against the usable memory (§2)."""
 
@@ -127,6 +138,8 @@ class Size(_Strict):
     """`size` only: the release's defaults the command relies on, "--flag value" each"""
     tips: list[str] | None = None
     """`size` only: defaults that cost real memory, with what pinning them frees"""
+    startup_kv_check: StartupKvCheck | None = None
+    """where the release checks the whole model's KV under pipeline parallelism (0.14-0.16); None elsewhere"""
 
 
 # -- plan --json
