@@ -195,7 +195,7 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.
     admitted = max(1.0, probe.kv_capacity_tokens / (prompt + (output if fixed else output / 2)))
     if isinstance(rate, (int, float)) and rate != float("inf") and not conc:
-        w = Workload(1, prompt, output, rate=float(rate))
+        w = Workload(1, prompt, output, rate=float(rate), prompts=int(row.get("num_prompts") or 0) or None)
         b = None
     else:  # closed loop: --max-concurrency, or every prompt at once (rate inf): what the engine admits
         b = max(1.0, min(float(conc or row.get("num_prompts") or 1), float(row.get("num_prompts") or 1e9), seqs,

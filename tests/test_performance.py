@@ -269,6 +269,27 @@ def test_open_loop_sequences_come_from_littles_law(llama8b, h100):
     _close(p.concurrency, 4.0 * (p.ttft_ms + 200 * p.tpot_ms) / 1000, rel=0.02)
 
 
+def test_an_open_loop_beyond_the_engines_slots_runs_it_full_and_queues_the_rest(llama8b, h100):
+    """max_num_seqs 32, arrivals at 40 requests/s of 1,000-token prompts and 200-token outputs: Little's law asks
+    for more than 32 sequences, so the engine runs 32 — as a closed loop of 32 clients does, each finished request
+    replaced from the queue at once — serving mu = 32 / (its TTFT + 200 TPOT) requests a second. A benchmark of
+    N = 2,000 prompts: request k starts at about k / mu and arrived at k / 40, so from k = 33 on it waits
+    k (1 / mu − 1 / 40); the mean over the N and the 99th percentile (k = 1,980) join TTFT."""
+    r = size(llama8b, h100, SizeInputs(concurrency=1, max_num_seqs=32))
+    assert perf.engine_slots(r, 1000, 200) == 32  # the KV cache holds far more: max_num_seqs decides
+    p = performance(r, Workload(1, 1000, 200, rate=40.0, prompts=2000))
+    full = performance(r, Workload(32, 1000, 200))
+    mu = 32 / ((full.ttft_ms + 200 * full.tpot_ms) / 1000)
+    assert mu < 40 and p.saturated and p.concurrency == 32
+    late = 1 / mu - 1 / 40
+    _close(p.ttft_ms - full.ttft_ms, late * (2000 * 2001 - 32 * 33) / (2 * 2000) * 1000, rel=1e-6)
+    _close(p.ttft_p99_ms - full.ttft_p99_ms, late * 1980 * 1000, rel=1e-6)
+    _close(p.tpot_ms, full.tpot_ms)
+    _close(p.output_tokens_per_s, full.output_tokens_per_s, rel=1e-9)  # the queue's wait is not the engine's time
+    steady = performance(r, Workload(1, 1000, 200, rate=40.0))  # no N: an unbounded queue, only flagged
+    assert steady.saturated and steady.concurrency == 32 and math.isfinite(steady.ttft_ms)
+
+
 # --------------------------------------------------------------------------------------- TP all-reduce
 def _llama8b_tp2_weights_per_gpu() -> float:
     """Every matrix split in two, the norms (266,240 params) replicated."""

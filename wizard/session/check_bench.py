@@ -119,7 +119,7 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
         spec, gpu = resolve_model(plan.model), find_gpu(plan.gpu)
         per_prompts = int(prompts) // replicas if isinstance(prompts, int) and prompts > 0 else None
         if isinstance(rate, (int, float)) and rate != float("inf") and not isinstance(conc, int):
-            w = Workload(1, prompt, output, rate=float(rate) / replicas)
+            w = Workload(1, prompt, output, rate=float(rate) / replicas, prompts=per_prompts)
             b = 1
         else:
             clients = float(conc) / replicas if isinstance(conc, int) else float(i.max_num_seqs)

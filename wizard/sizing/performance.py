@@ -13,7 +13,8 @@ after another, so PP does not cut a single request's TTFT (§3).
 
 The load (load model): requests arrive at λ per second — closed loop (a benchmark's --max-concurrency B, the
 planner's peak concurrency): λ = B / request time; open loop (--request-rate R, Poisson): λ = R and B = λ ×
-request time (Little's law). A share of the steps carries prefill chunks (λ × prompt / chunk steps per second);
+request time (Little's law), at most the sequences the engine holds (max_num_seqs, the KV cache): beyond them it runs
+full and the rest wait in its queue (a benchmark of N prompts: their waits join TTFT). A share of the steps carries prefill chunks (λ × prompt / chunk steps per second);
 those are longer, so
     TPOT mean = the average step a request decodes through — it shares steps with the others' prompt chunks only
     (closed loop: the other B − 1 clients' share of the arrivals); TPOT P99 = mean + 2.33 σ of that average over
@@ -44,7 +45,7 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
-EFF_BANDWIDTH_GDDR = 0.7  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
+EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
 EFF_FLOPS = 0.3  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the prefill-bound
 #                  rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts) and the H100 bench fit rows
@@ -252,13 +253,16 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     budget = r.activation.tokens  # max_num_batched_tokens: decodes first, prompt chunks fill the rest
     avg_context = prompt + out / 2
     b = max(1.0, w.concurrency)
+    slots = engine_slots(r, prompt, out)
     state = None
     for _ in range(8):  # closed loop: fixed b; open loop: b from Little's law at the request time just computed
         state = _under_load(r, w, b, prompt, out, budget, avg_context)
-        if w.rate is None or abs(state.b - b) < 0.01 * b:
+        if w.rate is None or abs(min(slots, state.b) - b) < 0.01 * b:
             break
-        b = max(1.0, state.b)
+        b = max(1.0, min(slots, state.b))
     assert state is not None
+    if w.rate is not None and state.b > slots * 1.01:
+        state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context)
     in_engine = state.ttft - state.admit + out * state.tpot  # s a request holds one of the b slots
     return Performance(
         ttft_ms=state.ttft * 1000,
@@ -274,6 +278,38 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         prefill_share=state.f,
         saturated=state.saturated,
     )
+
+
+def engine_slots(r: SizeResult, prompt: int, out: int) -> float:
+    """Sequences the engine runs at once: at most max_num_seqs (where the sizing pins it) and what the KV cache holds
+    at prompt + half the output each; requests beyond wait in its queue, not in the decode batch."""
+    kv = max(1.0, r.kv_capacity_tokens / max(1.0, prompt + out / 2))
+    return min(float(r.inputs.max_num_seqs), kv) if r.inputs.max_num_seqs else kv
+
+
+def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt: int, out: int, budget: int,
+                avg_context: float) -> "_Load":
+    """An open loop with more requests in flight than the engine holds (engine_slots): it runs full and the rest
+    wait in its queue. The running ones decode as a closed loop of `slots` clients does, each finished request
+    replaced from the queue at once, serving mu = slots / (time a request holds a slot) requests a second.
+
+    A benchmark of N prompts (Workload.prompts) arriving at rate > mu: request k starts when k − slots have
+    finished, at about k / mu (the first finish after one request time, slots / mu), and arrived at k / rate, so it
+    waits k × (1 / mu − 1 / rate) from k = slots + 1 on: the mean over the N requests and the 99th percentile
+    (k = 0.99 N) join TTFT. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays,
+    marked saturated."""
+    full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
+                       avg_context)
+    mu = slots / (full.ttft - full.admit + out * full.tpot)
+    n = w.prompts or 0
+    assert w.rate is not None
+    if n > slots and w.rate > mu:
+        late = 1 / mu - 1 / w.rate
+        k0 = int(slots)
+        mean = late * (n * (n + 1) - k0 * (k0 + 1)) / (2 * n)
+        p99 = late * math.ceil(0.99 * n) if math.ceil(0.99 * n) > slots else 0.0
+        return full._replace(ttft=full.ttft + mean, ttft99=full.ttft99 + p99, admit=full.admit + mean, saturated=True)
+    return full._replace(ttft=max(state.ttft, full.ttft), ttft99=max(state.ttft99, full.ttft99), saturated=True)
 
 
 class _Load(NamedTuple):
