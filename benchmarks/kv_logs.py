@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from wizard.session.check_log import check_log  # noqa: E402
-from wizard.sizing.engines import profile_for  # noqa: E402
+from wizard.sizing.engines import profile_for, release  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "vllm_logs"
 
@@ -61,7 +61,8 @@ def main() -> int:
         else:
             counted += 1
             within += abs(head.difference) <= 0.03
-        print(f"{row['id']:48} {c.vllm_version:>9} {profile_for(c.vllm_version).id:>10} {head.name.replace('kv_tokens_at_logged_memory', 'kv_tokens@logged').replace('kv_needed_gib', 'kv_needed@len'):>16} "
+        shown = ".".join(map(str, release(c.vllm_version)))  # a dev build's release, without its local label
+        print(f"{row['id']:48} {shown:>9} {profile_for(c.vllm_version).id:>10} {head.name.replace('kv_tokens_at_logged_memory', 'kv_tokens@logged').replace('kv_needed_gib', 'kv_needed@len'):>16} "
               f"{head.predicted:>10,} {head.logged:>10,} {head.difference:>+8.1%}" + ("  (fit)" if fit else "")
               + ("  (KV bytes per token only: no card)" if spec.get("per_token_only") else "")
               + (f"  ({head.predicted - head.logged:+.2f} GiB; a start that (nearly) failed is scored against its "

@@ -170,6 +170,8 @@ def build_parser() -> Parser:
                            help=f"the run's {what}, when the log does not show it (a log that does wins, and says so)")
     check.add_argument("--sampler", choices=("flashinfer", "native"), default=None,
                        help="the run's top-k/top-p sampler, when the log does not say (default: the release's)")
+    check.add_argument("--kv-cache-dtype", choices=("auto", "fp8"), default=None,
+                       help="the run's --kv-cache-dtype, when the log does not show it (a log that does wins)")
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
     bench = sub.add_parser("check-bench", help="a vllm bench serve result against the plan's predictions and targets",
@@ -564,7 +566,8 @@ def cmd_check_log(args: argparse.Namespace) -> int:
     from wizard.session.check_log import check_json, check_log
 
     run = {k: getattr(args, k) for k in ("tp", "pp", "max_model_len", "gpu_memory_utilization", "max_num_seqs",
-                                         "max_num_batched_tokens", "sampler") if getattr(args, k) is not None}
+                                         "max_num_batched_tokens", "sampler", "kv_cache_dtype")
+           if getattr(args, k) is not None}
     result = check_log(Path(args.file), model=args.model, gpu=args.gpu, vllm_version=args.vllm_version,
                        concurrency=args.concurrency, run=run)
     if args.json:

@@ -108,9 +108,13 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
                else "[green]fits[/]" if r.fits else "[red]does not fit[/]")
     t.add_row("headroom", f"{r.headroom_bytes:,}", gib(r.headroom_bytes), verdict)
     console.print(t)
+    logged = r.logged_kv_tokens
     console.print(
-        f"KV capacity: {r.kv_capacity_tokens:,} tokens per GPU (vLLM's 'GPU KV cache size'), "
-        f"max concurrency at {i.context_tokens:,} tokens: {r.max_concurrency:.2f}×"
+        f"KV capacity: {r.kv_capacity_tokens:,} tokens per GPU "
+        + ("(vLLM's 'GPU KV cache size'), " if logged in (None, r.kv_capacity_tokens) else
+           f"(vLLM {i.vllm_version} logs 'GPU KV cache size: {logged:,} tokens', its blocks // layer groups × block "
+           "size), ")
+        + f"max concurrency at {i.context_tokens:,} tokens: {r.max_concurrency:.2f}×"
     )
     if perf is not None:
         console.print(

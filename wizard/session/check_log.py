@@ -24,6 +24,7 @@ from wizard.sizing.engines import (
 from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sizing.kv_cache import kv_stages
+from wizard.sizing.kv_report import logged_kv
 from wizard.sources.vllm_log import StartupLog, parse_log
 from wizard.specs import GpuSpec, ModelSpec
 
@@ -190,10 +191,15 @@ def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str,
     stages = _logged_stages(log, model, engine, kv, batched)
     if stages is None:
         return None
-    per_token = max(st.bytes_per_token(context) for st in stages)
-    if not per_token:
-        return None
-    tokens = int(log.available_kv_gib * GIB) // per_token // BLOCK_SIZE * BLOCK_SIZE
+    pool = int(log.available_kv_gib * GIB)
+    laid_out = [logged_kv(st, pool, context, engine, version) for st in stages]
+    if all(x is not None for x in laid_out):  # vLLM's own layout and report (kv_report.py)
+        tokens = min((x for x in laid_out if x is not None), key=lambda x: x.num_blocks).tokens
+    else:
+        per_token = max(st.bytes_per_token(context) for st in stages)
+        if not per_token:
+            return None
+        tokens = pool // per_token // BLOCK_SIZE * BLOCK_SIZE
     return Item("kv_tokens_at_logged_memory", log.kv_tokens, tokens, (tokens - log.kv_tokens) / log.kv_tokens,
                 CAUSES["kv_tokens"])
 
@@ -262,7 +268,7 @@ def predicted_figures(r: SizeResult) -> dict[str, Any]:
         "non_torch_gib": round((r.reserve.base + r.reserve.communication) / GIB, 2),
         "cuda_graph_gib": round(r.reserve.cuda_graphs / GIB, 2),
         "available_kv_gib": round(pool / GIB, 2),
-        "kv_tokens": r.kv_capacity_tokens,
+        "kv_tokens": r.logged_kv_tokens if r.logged_kv_tokens is not None else r.kv_capacity_tokens,
         "max_concurrency": round(r.max_concurrency, 2),
         "kv_needed_gib": round((r.startup_check[0] if r.startup_check else per_seq) / GIB, 2),
     }

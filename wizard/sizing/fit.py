@@ -24,6 +24,7 @@ from wizard.sizing.engines import (
 )
 from wizard.sizing.headroom import headroom
 from wizard.sizing.kv_cache import KvShape, kv_stages
+from wizard.sizing.kv_report import logged_kv
 from wizard.sizing.layout import check_layout
 from wizard.sizing.params import ParamCount, count_params
 from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS, WeightFormat, precision_problem, weight_format
@@ -77,6 +78,9 @@ class SizeResult(NamedTuple):
     # every stage's KV against the smallest worker's pool, engines.pp_checks_whole_model): (bytes it needs, bytes
     # it is checked against). None where each worker is checked on its own layers.
     startup_check: tuple[int, int] | None = None
+    # What vLLM logs as "GPU KV cache size" (kv_report.py): kv_capacity_tokens, except on releases before 0.21 for
+    # models with several kinds of layers, which logged blocks // groups × block size
+    logged_kv_tokens: int | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -344,6 +348,12 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     kv = stages[heaviest]
     weights = weights._replace(per_gpu=weights.per_stage[heaviest], padding=pad[heaviest])
     capacity = min(capacities)
+    # vLLM's own layout of each stage's pool (one page size, layers grouped by kind); it keeps the smallest block
+    # count, and its maximum concurrency is the sequences it admits at this context
+    laid_out = [logged_kv(stage, pool, ctx, engine, inputs.vllm_version) for pool, stage in zip(pools, stages)]
+    logged = min((x for x in laid_out if x is not None), key=lambda x: x.num_blocks, default=None)
+    if logged is not None and all(x is not None for x in laid_out):
+        capacity = int(logged.concurrency * ctx)
     kv_bytes = held(kv)
     check = None
     if inputs.pp > 1 and pp_checks_whole_model(inputs.vllm_version):
@@ -364,4 +374,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         + headroom_notes(gpu, inputs, graphs)
         + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs) + startup_check_notes(check, stages, inputs),
         startup_check=check,
+        logged_kv_tokens=logged.tokens if logged is not None and all(x is not None for x in laid_out) else None,
     )

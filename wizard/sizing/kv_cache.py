@@ -40,6 +40,8 @@ class KvShape(NamedTuple):
     batched_tokens: int | None = None  # the engine's max_num_batched_tokens: None sizes steady-state decode
     chunked_bytes_per_token: int = 0  # chunked local attention layers (Llama 4)
     chunk: int | None = None  # their attention_chunk_size
+    # layers of each kind on this GPU (full, sliding, linear, chunked): vLLM groups them (kv_report.py)
+    layer_counts: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     def sliding_tokens(self, context: int) -> int:
         """Tokens a sliding-window layer holds per sequence: the engine's budget, or the window itself."""
@@ -132,6 +134,7 @@ def kv_stages(m: ModelSpec, kv_dtype: str = "auto", tp: int = 1, pp: int = 1,
                 batched_tokens=batched_tokens,
                 chunked_bytes_per_token=per_layer * kinds.count(CHUNKED),
                 chunk=m.chunk_size,
+                layer_counts=(kinds.count(FULL), kinds.count(SLIDING), kinds.count(LINEAR), kinds.count(CHUNKED)),
             )
         )
     return tuple(stages)

@@ -48,6 +48,7 @@ def size_json(r: SizeResult, perf=None, command=None, tips=()) -> Size:
         vllm_serve=command.line if command is not None else None,
         defaults_assumed=list(command.assumed) if command is not None else None,
         tips=list(tips) if command is not None else None,
+        logged_kv_tokens=None if r.logged_kv_tokens in (None, r.kv_capacity_tokens) else r.logged_kv_tokens,
         startup_kv_check=None if r.startup_check is None else StartupKvCheck(
             needed_bytes=r.startup_check[0], available_bytes=r.startup_check[1], refused=r.refused_at_startup),
     )

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 ANSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;]*[A-Za-z]")
-PREFIX = re.compile(r"^\s*(?:[▎>|]\s*)*(?:\((?P<proc>[A-Za-z_]\w*(?: TP\d+)?(?: rank=\d+)?(?: pid=\d+)?,?(?: ip=[\d.]+)?)\)\s*)?")
+# A line may start with Slurm's task label (srun --label: "0: "), quote marks, and process groups — Ray nests the
+# worker's inside the engine core's; a repeated group keeps its last, the rank's own.
+PREFIX = re.compile(r"^\s*(?:\d+:\s+)?(?:[▎>|]\s*)*(?:\((?P<proc>[A-Za-z_]\w*(?: TP\d+)?(?: rank=\d+)?(?: pid=\d+)?,?(?: ip=[\d.]+)?)\)\s*)*")
 LEVEL = re.compile(r"^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+(?:\[[^\]]*\]|\S+:\d+\])\s*")
 NUM = r"(-?[\d,]+(?:\.\d+)?)"
 

@@ -138,6 +138,9 @@ class Size(_Strict):
     """`size` only: the release's defaults the command relies on, "--flag value" each"""
     tips: list[str] | None = None
     """`size` only: defaults that cost real memory, with what pinning them frees"""
+    logged_kv_tokens: int | None = None
+    """where the release logs "GPU KV cache size" otherwise than kv_capacity_tokens (before 0.21, a pool of several
+    layer kinds: blocks // groups × block size); None elsewhere"""
     startup_kv_check: StartupKvCheck | None = None
     """where the release checks the whole model's KV under pipeline parallelism (0.14-0.16); None elsewhere"""
 
