@@ -321,3 +321,13 @@ def test_a_pp_failure_on_0_15_counts_every_stage_and_0_17_would_not():
     assert items["estimated_max_len"]["logged"] == 34_736 and r.code == 0
     later = run_main(*base, "--vllm-version", "0.17.0")
     assert {i["name"]: i for i in later.json()["items"]}["kv_needed_gib"]["predicted"] == 12.0 and later.code == 1
+
+
+def test_slurm_task_labels_and_nested_ray_groups_are_prefixes():
+    """srun --label puts '0: ' before every line; Ray nests the worker's process group inside the engine core's.
+    The figures read as on a plain line, and each worker counts as a rank."""
+    plain = "INFO 10-08 13:12:40 [gpu_worker.py:276] Available KV cache memory: 76.15 GiB"
+    lines = [f"0: (EngineCore_0 pid=1) (RayWorkerWrapper pid={p}) {plain}" for p in (10, 11)]
+    lines.append("1: (EngineCore_0 pid=1) (RayWorkerWrapper pid=20, ip=10.0.0.2) " + plain)
+    log = parse_log("\n".join(lines))
+    assert log.available_kv_gib == 76.15 and log.ranks == 3
