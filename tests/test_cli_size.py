@@ -271,6 +271,18 @@ def test_headroom_outside_the_budget_is_checked():
     assert any("0.45 GiB of CUDA graphs the budget does not hold" in n for n in old.json()["notes"])
 
 
+def test_releases_that_count_the_whole_device_leave_nothing_for_the_headroom():
+    """vLLM 0.8.0-0.9.0 subtract every byte in use on the device, the context included, inside the budget
+    (gpu_worker.py @ v0.8.4); from 0.9.1 the start-up snapshot leaves the context outside it. Eager mode (no graph
+    pool) at utilization 0.99 on an L4: 1 % of the card cannot hold 0.35 GiB of context on 0.9.1, which 0.8.4 had
+    already counted."""
+    args = ("size", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "l4-24gb", "--gpu-memory-utilization", "0.99",
+            "--enforce-eager", "--json")
+    later = run_cli(*args, "--vllm-version", "0.9.1").json()["notes"]
+    assert any(n.startswith("headroom:") and "0.35 GiB of CUDA context" in n for n in later), later
+    assert not any(n.startswith("headroom:") for n in run_cli(*args, "--vllm-version", "0.8.4").json()["notes"])
+
+
 def test_context_auto_on_v0_gives_each_candidate_its_own_batch():
     """V0 profiled one batch of max(max_model_len, 2048) tokens, or above 32K the 512-token chunk 0.6.4 turned on by
     itself: the context found must be checked with the batch that context brings, or the answer does not fit. On a

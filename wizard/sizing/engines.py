@@ -74,6 +74,8 @@ class EngineProfile:
     kv_tokens_reported: str  # "blocks" | "concurrency"
     encoder_profile: bool
     sources: tuple[str, ...]
+    # the budget counts all memory in use on the device, context and communicators included (V0, V1 before 0.9.1)
+    budget_counts_device: bool = False
 
     def default_batch(self, gpu: GpuSpec, max_model_len: int, model: ModelSpec | None = None,
                       version: str | None = None) -> tuple[int, int]:
@@ -169,7 +171,7 @@ def profiles() -> tuple[EngineProfile, ...]:
             non_torch_single_gib=p["non_torch_gib"]["single"], non_torch_nvlink_gib=p["non_torch_gib"]["nvlink"],
             non_torch_pcie_gib=p["non_torch_gib"]["pcie"], sliding_in_flight=int(p["sliding_in_flight"]),
             kv_tokens_reported=p["kv_tokens_reported"], encoder_profile=bool(p["encoder_profile"]),
-            sources=tuple(p["sources"]),
+            sources=tuple(p["sources"]), budget_counts_device=bool(p.get("budget_counts_device", False)),
         ))
     return tuple(out)
 

@@ -257,7 +257,7 @@ def headroom_notes(gpu: GpuSpec, inputs: SizeInputs, graphs: bool) -> tuple[str,
     (`graphs`: whether this release budgets the graph pool for this model)."""
     engine = profile_for(inputs.vllm_version)
     h = headroom(gpu.memory_reported_bytes, inputs.gpu_memory_utilization, inputs.tp * inputs.pp,
-                 graphs, inputs.enforce_eager, engine.runner, gpu.nvlink)
+                 graphs, inputs.enforce_eager, engine.budget_counts_device, gpu.nvlink)
     if h.fits:
         return ()
     parts = [f"{b / GIB:.2f} GiB {name}" for name, b in (("of CUDA graphs the budget does not hold", h.graphs),

@@ -4,8 +4,9 @@ The KV pool takes total × gpu_memory_utilization minus what the profile counted
 count must fit in the rest of the card, (1 − utilization) × total, or the server dies after "KV cache
 allocated" — the failure users report most:
 - the CUDA graph pool, where the generation does not budget it (before vLLM 0.20) — CUDA_GRAPH_BYTES;
-- memory held before the profile's snapshot (V1 and later take it after NCCL init): the CUDA context and, with
-  more than one GPU over NVLink, the NCCL communicators and custom all-reduce buffers. Their size is the V0
+- memory held before the profile's snapshot (V1 from 0.9.1 takes one at start-up, after NCCL init from 0.11; V0 and
+  V1 before 0.9.1 count every byte on the device instead, so nothing is left over): the CUDA context and, with more
+  than one GPU over NVLink, the NCCL communicators and custom all-reduce buffers. Their size is the V0
   non-torch figure, which counted exactly these (0.35 GiB at TP 1, +1.79 GiB per GPU at TP 2 on H100, PR
   #10511): a physical size of the same libraries, not a budget constant of another generation. Over PCIe it
   was not measured — and two RTX 3090s at TP 2 start at the default 0.92 (tests/data/vllm_logs, club-3090
@@ -38,12 +39,13 @@ class Headroom(NamedTuple):
 
 
 def headroom(total_bytes: int, utilization: float, gpus: int, graphs_budgeted: bool, enforce_eager: bool,
-             runner: str, nvlink: bool) -> Headroom:
+             budget_counts_device: bool, nvlink: bool) -> Headroom:
     """The post-budget allocations of one GPU of a `gpus`-rank layout against (1 − utilization) × total."""
     v0 = profiles()[0]  # the generation whose non-torch figure measured context + communicators
     graphs = 0 if graphs_budgeted or enforce_eager else CUDA_GRAPH_BYTES
     measured = gpus if nvlink else 1  # PCIe communicators: not measured (module docstring)
-    at_snapshot = 0 if runner == "v0" else v0.non_torch_bytes(measured, True)  # V0 counted them inside the budget
+    # V0 and V1 before 0.9.1 counted them inside the budget
+    at_snapshot = 0 if budget_counts_device else v0.non_torch_bytes(measured, True)
     needed = graphs + at_snapshot
     available = int(total_bytes * (1 - utilization))
     best = math.floor((1 - needed / total_bytes) * 100) / 100
