@@ -122,6 +122,18 @@ def test_size_json_states_the_whole_model_check_and_check_exits_1():
     assert later["fits"] is True and "startup_kv_check" not in later
 
 
+def test_the_planner_never_picks_a_layout_vllm_refuses_and_says_why_a_forced_one_fails(tmp_path):
+    """The same Llama-3.1-8B at 131,072 tokens on RTX 3090s, vLLM 0.15.1: the planner chooses TP 2 (PP 2 would be
+    refused at start-up), and a forced PP 2 is one line naming vLLM's check, exit 2."""
+    answers = tmp_path / "answers.yaml"
+    answers.write_text("model: meta-llama/Llama-3.1-8B-Instruct\npeak_concurrency: 2\ncontext_tokens: 131072\n"
+                       "gpu: rtx3090-24gb\nvllm_version: 0.15.1\n", encoding="utf-8")
+    plan = json.loads(run_cli("plan", "--answers", str(answers), "--json").out)
+    assert (plan["tp"], plan["pp"]) == (2, 1), (plan["tp"], plan["pp"])
+    assert_one_line_error(run_cli("plan", "--answers", str(answers), "--set", "pp=2"), "pp", "refuses TP 1 × PP 2",
+                          "0.17.0")
+
+
 def _write(path, header: bytes) -> None:
     path.write_bytes(struct.pack("<Q", len(header)) + header)
 

@@ -19,7 +19,8 @@ import pytest
 from wizard.sizing.engines import profile_for
 from wizard.sizing.fit import SizeInputs, size
 from wizard.sizing.kv_cache import kv_stages
-from wizard.sizing.kv_report import logged_kv, state_blocks_per_request
+from wizard.sizing.kv_report import group_size, logged_pool, state_blocks_per_request
+from wizard.sizing.layout import stage_layers
 from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model
 
 GIB = 2**30
@@ -29,12 +30,19 @@ def catalog(model_id: str):
     return load_catalog_model(find_entry(model_id))
 
 
+def laid_out(m, kv: str, tp: int, pp: int, batched: int, pool: int, ctx: int, version: str):
+    """vLLM's layout of `pool` bytes on every GPU of a TP × PP layout of `m`."""
+    stages = kv_stages(m, kv, tp, pp, batched)
+    return logged_pool(m.layer_kinds, stages, stage_layers(m.num_layers, pp), [pool] * pp, ctx, profile_for(version),
+                       version)
+
+
 def test_a_hybrid_pool_as_vllm_0_10_lays_it_out_and_logs_it():
     m = catalog("Qwen/Qwen3-Next-80B-A3B-Thinking")
     stage = kv_stages(m, "auto", 2, 1, 8192)[0]
     assert stage.layer_counts == (12, 0, 36, 0)
     assert stage.state_bytes_per_sequence == 36 * (3 * (2 * 16 * 128 + 32 * 128) // 2 * 2 + 16 * 128 * 128 * 2)
-    got = logged_kv(stage, int(44.59 * GIB), 262_144, profile_for("0.10.2"), "0.10.2")
+    got = laid_out(m, "auto", 2, 1, 8192, int(44.59 * GIB), 262_144, "0.10.2")
     assert got is not None
     assert got.block_size == 16 * -(-548_864 // (16 * 1_024)) == 544
     assert got.num_blocks == int(44.59 * GIB) // (544 * 1_024) // 12 == 7_162
@@ -54,12 +62,13 @@ def test_from_0_15_prefix_caching_holds_two_state_blocks_and_0_21_logs_concurren
     assert (state_blocks_per_request("0.14.0"), state_blocks_per_request("0.15.0"), state_blocks_per_request("0.33.0")) == (1, 2, 2)
     m = catalog("Qwen/Qwen3.5-27B")
     stage = kv_stages(m, "fp8", 2, 1, 2048)[0]
-    got = logged_kv(stage, int(9.84 * GIB), 262_144, profile_for("0.21.0"), "0.21.0")
+    assert stage.layer_counts == (16, 0, 48, 0) and stage.state_bytes_per_sequence == 48 * (30_720 + 1_572_864)
+    got = laid_out(m, "fp8", 2, 1, 2048, int(9.84 * GIB), 262_144, "0.21.0")
     assert got is not None and got.block_size == 1_568
     assert got.num_blocks == int(9.84 * GIB) // (1_568 * 1_024) // 16 == 411
     assert got.blocks_per_request == 168 + 3 * 2
     assert got.tokens == int(411 / 174 * 262_144) == 619_202
-    before = logged_kv(stage, int(9.84 * GIB), 262_144, profile_for("0.14.0"), "0.14.0")
+    before = laid_out(m, "fp8", 2, 1, 2048, int(9.84 * GIB), 262_144, "0.14.0")
     assert before is not None and before.blocks_per_request == 168 + 3 and before.tokens == 411 // 4 * 1_568
 
 
@@ -68,10 +77,12 @@ def test_one_kind_of_layer_is_the_plain_block_arithmetic():
     m = catalog("meta-llama/Llama-3.1-8B-Instruct")
     stage = kv_stages(m, "auto", 1, 1, 8192)[0]
     pool = 40 * GIB
-    got = logged_kv(stage, pool, 8192, profile_for("0.33.0"), "0.33.0")
+    got = laid_out(m, "auto", 1, 1, 8192, pool, 8192, "0.33.0")
+    assert stage.layer_counts == (32, 0, 0, 0)
     assert got is not None and got.block_size == 16 and got.groups == 1
     assert got.num_blocks == pool // (16 * 4_096) // 32 and got.tokens == got.num_blocks * 16  # 8,192 = 512 blocks
-    assert logged_kv(stage, pool, 8192, profile_for("0.6.4"), "0.6.4") is None  # V0 has no grouped layout
+    assert got.first_group_bytes == 32 * 16 * 4_096 * 512  # the whole model's KV of one 8,192-token request
+    assert laid_out(m, "auto", 1, 1, 8192, pool, 8192, "0.6.4") is None  # V0 has no grouped layout
 
 
 def test_size_reports_what_vllm_logs_and_admits_what_its_blocks_hold():
@@ -84,3 +95,41 @@ def test_size_reports_what_vllm_logs_and_admits_what_its_blocks_hold():
     assert r.kv_capacity_tokens == int(r.max_concurrency * 262_144)
     # (blocks / 485 × 262,144) against (blocks // 4 × 544): the 4 groups, and a request's 485 blocks of 544 tokens
     assert r.kv_capacity_tokens / r.logged_kv_tokens == pytest.approx(4 * 262_144 / (485 * 544), rel=1e-3)
+
+
+def test_the_group_size_is_the_smallest_kind_unless_the_largest_is_close():
+    """12 sliding + 13 full layers (gpt-oss-20b with an EAGLE layer, vLLM's own example): groups of 12 before 0.12
+    (13 full → 2 groups, 11 padding layers), of 13 from 0.12 (13 < 1.25 × 12 = 15); 12 + 17: 17 ≥ 15 keeps 12 until
+    0.18 raises the factor to 1.5 (17 < 18)."""
+    assert (group_size([12, 13], "0.11.0"), group_size([12, 13], "0.12.0")) == (12, 13)
+    assert (group_size([12, 17], "0.17.0"), group_size([12, 17], "0.18.0"), group_size([12, 17], "0.33.0")) == (12, 17, 17)
+
+
+def test_pipeline_stages_share_the_whole_models_groups():
+    """gemma-2-9b alternates sliding and full attention over 42 layers (21 of each: one group of each kind). At
+    PP 2 stage 0 holds layers 0-20 — 11 sliding, 10 full — and stage 1 layers 21-41 — 10 sliding, 11 full: each GPU
+    has 11 pools (its longer projected group), so blocks = pool // page // 11, and a request holds the two groups'
+    blocks. Per layer at TP 1: 2 × 8 KV heads × 256 × 2 B = 8,192 B a token, a 16-token page of 131,072 B. (Grouped
+    per stage, as 0.10 did, stage 0 would have 10 pools and 2 groups of its own.)"""
+    m = catalog("google/gemma-2-9b-it")
+    assert m.layer_kinds.count("sliding") == m.layer_kinds.count("full") == 21
+    pool = 10 * GIB
+    got = laid_out(m, "auto", 1, 2, 2048, pool, 8192, "0.33.0")
+    assert got is not None and got.groups == 2
+    assert got.num_blocks == pool // (16 * 8_192) // 11
+    # a full-attention request: 8,192 / 16 blocks; a sliding one: the 4,096-token window − 1 + the 2,048 tokens in
+    # flight, in blocks, + 1
+    assert got.blocks_per_request == 8192 // 16 + (-(-(4096 - 1 + 2048) // 16) + 1) == 512 + 385
+
+
+def test_0_14_to_0_16_check_a_hybrid_by_its_first_groups_kind():
+    """0.14-0.16 check one request as group size × page × the blocks of the first group's kind
+    (_max_memory_usage_bytes_from_groups @ v0.16.0). gemma-3's layer 0 is a sliding one, so the check counts
+    window blocks, not the full context: a PP layout every stage of which holds its share is not refused."""
+    m = catalog("google/gemma-3-27b-it")
+    assert m.layer_kinds[0] == "sliding"
+    r = size(m, find_gpu("rtx3090-24gb"), SizeInputs(pp=4, context_tokens=131_072, vllm_version="0.15.1",
+                                                       weight_precision="auto"))
+    assert r.startup_check is not None and r.headroom_bytes >= 0
+    need, pool = r.startup_check
+    assert need < pool and not r.refused_at_startup and r.fits

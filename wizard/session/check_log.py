@@ -24,7 +24,8 @@ from wizard.sizing.engines import (
 from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.fit import SizeInputs, SizeResult, size
 from wizard.sizing.kv_cache import kv_stages
-from wizard.sizing.kv_report import logged_kv
+from wizard.sizing.kv_report import logged_pool
+from wizard.sizing.layout import stage_layers
 from wizard.sources.vllm_log import StartupLog, parse_log
 from wizard.specs import GpuSpec, ModelSpec
 
@@ -192,9 +193,10 @@ def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str,
     if stages is None:
         return None
     pool = int(log.available_kv_gib * GIB)
-    laid_out = [logged_kv(st, pool, context, engine, version) for st in stages]
-    if all(x is not None for x in laid_out):  # vLLM's own layout and report (kv_report.py)
-        tokens = min((x for x in laid_out if x is not None), key=lambda x: x.num_blocks).tokens
+    laid_out = logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, log.pp or 1), [pool] * len(stages),
+                           context, engine, version)
+    if laid_out is not None:  # vLLM's own layout and report (kv_report.py)
+        tokens = laid_out.tokens
     else:
         per_token = max(st.bytes_per_token(context) for st in stages)
         if not per_token:
@@ -222,7 +224,7 @@ def _needed_at_logged_length(log: StartupLog, model: ModelSpec, version: str) ->
     stages = _error_stages(log, model, version)
     if stages is None:
         return None
-    gib = round(_checked(stages, version, lambda st: st.bytes_per_sequence(log.needed_len or 0)) / GIB, 2)
+    gib = round(_checked(log, model, stages, version, log.needed_len) / GIB, 2)
     return Item("kv_needed_gib", log.kv_needed_gib, gib, (gib - log.kv_needed_gib) / log.kv_needed_gib,
                 CAUSES["kv_needed_gib"])
 
@@ -232,12 +234,15 @@ def _error_stages(log: StartupLog, model: ModelSpec, version: str) -> tuple | No
     return _logged_stages(log, model, engine, _kv_dtype(log), log.max_num_batched_tokens or engine.tiers[-1].tokens)
 
 
-def _checked(stages: tuple, version: str, measure) -> int:
-    """What vLLM's start-up check counts of a per-stage measure: the heaviest stage, or with pipeline parallelism
-    on 0.14-0.16 every stage together (engines.pp_checks_whole_model)."""
-    if len(stages) > 1 and pp_checks_whole_model(version):
-        return sum(measure(st) for st in stages)
-    return max(measure(st) for st in stages)
+def _checked(log: StartupLog, model: ModelSpec, stages: tuple, version: str, length: int) -> int:
+    """The KV bytes vLLM's start-up check counts for one request of `length` tokens: the heaviest stage's; on
+    0.14-0.16 the whole model's groups, as its check counts them (kv_report.py first_group_bytes: for one kind of
+    layer every stage's KV together, engines.pp_checks_whole_model)."""
+    if pp_checks_whole_model(version):
+        laid = logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, log.pp or 1),
+                           [2**62] * len(stages), length, profile_for(version), version)
+        return laid.first_group_bytes if laid is not None else sum(st.bytes_per_sequence(length) for st in stages)
+    return max(st.bytes_per_sequence(length) for st in stages)
 
 
 def _estimated_len_at_logged_memory(log: StartupLog, model: ModelSpec, version: str) -> Item | None:
@@ -249,7 +254,7 @@ def _estimated_len_at_logged_memory(log: StartupLog, model: ModelSpec, version: 
     stages = _error_stages(log, model, version)
     if stages is None:
         return None
-    per_token = _checked(stages, version, lambda st: st.bytes_per_token(log.needed_len or 0))
+    per_token = -(-_checked(log, model, stages, version, log.needed_len) // log.needed_len)
     if not per_token:
         return None
     tokens = int(log.available_kv_gib * GIB) // (per_token * BLOCK_SIZE) * BLOCK_SIZE

@@ -546,10 +546,16 @@ def _layout_error(spec: ModelSpec, gpus: list[GpuSpec], base: SizeInputs, tp: in
         return e.accepted
     gpu = max(gpus, key=lambda g: g.memory_reported_bytes)
     try:
-        size(spec, gpu, base._replace(tp=tp, pp=pp))
+        r = size(spec, gpu, base._replace(tp=tp, pp=pp, concurrency=1))
     except InputError as e:
         return e.accepted
     where = gpu.id if len(gpus) == 1 else f"any catalog GPU (the largest, {gpu.id}, included)"
+    if r.refused_at_startup and r.startup_check is not None:
+        need, pool = r.startup_check
+        return (f"vLLM {base.vllm_version} refuses TP {tp} × PP {pp} on {where} at start-up: it checks one "
+                f"{base.context_tokens}-token request's KV of every stage ({need / 2**30:.2f} GiB) against the smallest "
+                f"stage's KV memory ({pool / 2**30:.2f} GiB), though each GPU holds only its own stage (0.14-0.16; "
+                "vLLM 0.17.0 or later, or a shorter context, passes)")
     return f"TP {tp} × PP {pp} on {where} does not hold one {base.context_tokens}-token sequence of {spec.id}"
 
 

@@ -24,8 +24,8 @@ from wizard.sizing.engines import (
 )
 from wizard.sizing.headroom import headroom
 from wizard.sizing.kv_cache import KvShape, kv_stages
-from wizard.sizing.kv_report import logged_kv
-from wizard.sizing.layout import check_layout
+from wizard.sizing.kv_report import logged_pool
+from wizard.sizing.layout import check_layout, stage_layers
 from wizard.sizing.params import ParamCount, count_params
 from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS, WeightFormat, precision_problem, weight_format
 from wizard.sizing.reserve import Reserve, framework_reserve
@@ -78,8 +78,9 @@ class SizeResult(NamedTuple):
     # every stage's KV against the smallest worker's pool, engines.pp_checks_whole_model): (bytes it needs, bytes
     # it is checked against). None where each worker is checked on its own layers.
     startup_check: tuple[int, int] | None = None
-    # What vLLM logs as "GPU KV cache size" (kv_report.py): kv_capacity_tokens, except on releases before 0.21 for
-    # models with several kinds of layers, which logged blocks // groups × block size
+    # What vLLM logs as "GPU KV cache size" (kv_report.py; None where the layout is not modelled: V0, mixed head
+    # sizes): blocks // groups × block size before 0.21 — for a model of several layer kinds not what its pool holds
+    # for requests — and max concurrency × max_model_len from 0.21, kv_capacity_tokens itself
     logged_kv_tokens: int | None = None
 
     @property
@@ -348,16 +349,17 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     kv = stages[heaviest]
     weights = weights._replace(per_gpu=weights.per_stage[heaviest], padding=pad[heaviest])
     capacity = min(capacities)
-    # vLLM's own layout of each stage's pool (one page size, layers grouped by kind); it keeps the smallest block
-    # count, and its maximum concurrency is the sequences it admits at this context
-    laid_out = [logged_kv(stage, pool, ctx, engine, inputs.vllm_version) for pool, stage in zip(pools, stages)]
-    logged = min((x for x in laid_out if x is not None), key=lambda x: x.num_blocks, default=None)
-    if logged is not None and all(x is not None for x in laid_out):
+    # vLLM's own layout of the pools (one page size, layers grouped by kind, the smallest block count of all GPUs):
+    # its maximum concurrency is the sequences it admits at this context
+    logged = logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, inputs.pp), pools, ctx, engine,
+                         inputs.vllm_version)
+    if logged is not None:
         capacity = int(logged.concurrency * ctx)
     kv_bytes = held(kv)
     check = None
     if inputs.pp > 1 and pp_checks_whole_model(inputs.vllm_version):
-        check = (sum(st.bytes_per_sequence(ctx) for st in stages), min(pools))
+        whole = logged.first_group_bytes if logged is not None else sum(st.bytes_per_sequence(ctx) for st in stages)
+        check = (whole, min(pools))
     return SizeResult(
         model=model,
         gpu=gpu,
@@ -374,5 +376,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         + headroom_notes(gpu, inputs, graphs)
         + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs) + startup_check_notes(check, stages, inputs),
         startup_check=check,
-        logged_kv_tokens=logged.tokens if logged is not None and all(x is not None for x in laid_out) else None,
+        logged_kv_tokens=logged.tokens if logged is not None else None,
     )

@@ -1,20 +1,27 @@
 """vLLM's own reading of a KV pool: its block size, block count, "GPU KV cache size" and "Maximum concurrency".
 
 vLLM V1 lays the pool out in pages of one size for every layer (kv_cache_utils.py
-_get_kv_cache_config_uniform_page_size @ v0.10.2; kv_cache_planning.py @ v0.33.0):
+_get_kv_cache_config_uniform_page_size @ v0.10.2, get_kv_cache_configs @ v0.11.0-v0.19.0; kv_cache_planning.py
+@ v0.33.0):
 - A hybrid model's attention block grows until its page holds a linear-attention (Mamba, Gated DeltaNet) layer's
   state: block = 16 × ceil(state page / (16 × attention bytes per token)), and the state page is padded to it
   (HybridAttentionMambaModelConfig, model_executor/models/config.py @ v0.10.2, v0.15.0).
-- Layers are grouped by kind in groups of the smallest kind's layer count (a kind not divisible by it is padded:
-  "Add N padding layers"); there are group-size pools, each shared by one layer of every group, so
-  blocks = pool // page // group size.
+- Layers are grouped by kind, in order of first appearance, in groups of the smallest kind's layer count — from
+  0.12 the largest kind's when it is under 1.25 × the smallest (1.5 × from 0.18), to pad less; a kind not
+  divisible by it is padded ("Add N padding layers"). From 0.11 the groups are formed on the whole model (group i
+  of a kind takes its layers i, i + groups, ...) and each pipeline stage keeps its share of every group; before,
+  each stage grouped its own layers. A GPU has group-size pools (its longest group), each shared by one layer of
+  every group: blocks = pool // page // group size; vLLM keeps the smallest block count of all GPUs.
 - One request holds, per group: full attention ceil(max_model_len / block); sliding window
   ceil(min(window − 1 + in-flight tokens, max_model_len) / block) + 1; chunked local
   ceil(min(chunk + in-flight tokens, max_model_len) / block); linear attention 1 block, or 2 where prefix caching
   keeps the state aligned to blocks (data/vllm-engines.json hybrid_kv_layout). Maximum concurrency = blocks over
-  that sum (get_max_concurrency_for_kv_cache_config).
-- "GPU KV cache size" is blocks // groups × block until 0.20, max concurrency × max_model_len from 0.21
-  (the profile's kv_tokens_reported).
+  that sum, every group counted (get_max_concurrency_for_kv_cache_config).
+- "GPU KV cache size" is blocks // groups × block until 0.20, max concurrency × max_model_len from 0.21 (the
+  profile's kv_tokens_reported).
+- 0.14-0.16 check one max_model_len request against the smallest GPU's memory as group size × page × the blocks of
+  the first group's kind alone (_max_memory_usage_bytes_from_groups @ v0.16.0): for one kind of layer that is
+  the whole model's KV (engines.pp_checks_whole_model).
 A model whose attention kinds differ in bytes per token (Gemma 4's global layers) is unified otherwise: None.
 """
 
@@ -28,19 +35,22 @@ from typing import NamedTuple
 from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.engines import EngineProfile, release
 from wizard.sizing.kv_cache import KvShape
+from wizard.specs import CHUNKED, FULL, LINEAR, SLIDING
 
 ENGINES_FILE = Path(__file__).parent / "data" / "vllm-engines.json"
+KINDS = (FULL, SLIDING, LINEAR, CHUNKED)  # the order of KvShape.layer_counts
 
 
 class LoggedKv(NamedTuple):
     """The KV pool as vLLM lays it out and logs it (tokens, blocks)."""
 
     block_size: int  # tokens per attention block
-    num_blocks: int
+    num_blocks: int  # the smallest GPU's
     groups: int
     blocks_per_request: int  # one max_model_len request, every group
     tokens: int  # "GPU KV cache size: N tokens"
     concurrency: float  # "Maximum concurrency for max_model_len tokens per request"
+    first_group_bytes: int  # 0.14-0.16's start-up check: group size × page × the first group's blocks
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -52,48 +62,83 @@ def _layout_rules() -> dict:
     return json.loads(ENGINES_FILE.read_text(encoding="utf-8"))["hybrid_kv_layout"]
 
 
+def _from(version: str, rules: list[dict], key: str):
+    """The value of the last rule whose `from` release the version has reached."""
+    value = None
+    for rule in rules:
+        if release(version) >= release(rule["from"]):
+            value = rule[key]
+    return value
+
+
+@lru_cache(maxsize=64)
 def state_blocks_per_request(version: str) -> int:
     """Blocks one request's linear-attention state takes in each of its groups on this release: 1, or 2 once prefix
     caching (on by default) keeps hybrid models' states aligned to blocks (mamba_cache_mode "align")."""
-    blocks = 1
-    for rule in _layout_rules()["state_blocks_per_request"]:
-        if release(version) >= release(rule["from"]):
-            blocks = int(rule["blocks"])
-    return blocks
+    return int(_from(version, _layout_rules()["state_blocks_per_request"], "blocks"))
 
 
-def logged_kv(stage: KvShape, pool_bytes: int, max_model_len: int, engine: EngineProfile, version: str) -> LoggedKv | None:
-    """How vLLM (V1 and later) lays out `pool_bytes` of one GPU's KV memory for `stage`'s layers, and what it logs;
-    None for V0 and for layouts it unifies otherwise."""
-    if engine.runner == "v0" or pool_bytes <= 0:
+def group_size(counts: list[int], version: str) -> int:
+    """Layers per group for kinds of these layer counts on this release (the smallest count, or the largest when
+    it is close enough: hybrid_kv_layout.group_size_largest_below)."""
+    smallest, largest = min(counts), max(counts)
+    ratio = _from(version, _layout_rules()["group_size_largest_below"], "ratio")
+    return largest if ratio and largest < smallest * ratio else smallest
+
+
+def logged_pool(kinds: tuple[str, ...], stages: tuple[KvShape, ...], bounds: list[tuple[int, int]], pools: list[int],
+                max_model_len: int, engine: EngineProfile, version: str) -> LoggedKv | None:
+    """How vLLM (V1 and later) lays out the KV memory `pools` (bytes per GPU of each PP stage, whose layers are
+    `kinds[lo:hi]` for `bounds`) and what it logs; None for V0, a pool of no bytes, or layouts it unifies otherwise."""
+    if engine.runner == "v0" or min(pools) <= 0:
         return None
-    full, sliding, linear, chunked = stage.layer_counts
-    attention = [(n, b // n) for n, b in ((full, stage.full_bytes_per_token), (sliding, stage.sliding_bytes_per_token),
-                                          (chunked, stage.chunked_bytes_per_token)) if n]
-    if not attention or len({per_token for _, per_token in attention}) > 1:
+    per_layer: dict[str, int] = {}
+    for st in stages:
+        for kind, n, total in zip(KINDS, st.layer_counts, (st.full_bytes_per_token, st.sliding_bytes_per_token,
+                                                            st.state_bytes_per_sequence, st.chunked_bytes_per_token)):
+            if n:
+                per_layer.setdefault(kind, total // n)
+    attention = {per_layer[k] for k in (FULL, SLIDING, CHUNKED) if k in per_layer}
+    if len(attention) != 1:
         return None
-    per_token = attention[0][1]  # one attention layer's bytes per token
-    block = BLOCK_SIZE
-    if linear:
-        state_page = stage.state_bytes_per_sequence // linear
-        block = BLOCK_SIZE * _cdiv(state_page, BLOCK_SIZE * per_token)
+    per_token = attention.pop()  # one attention layer's bytes per token
+    state_page = per_layer.get(LINEAR, 0)
+    block = BLOCK_SIZE * _cdiv(state_page, BLOCK_SIZE * per_token) if state_page else BLOCK_SIZE
     page = block * per_token
-    counts = [n for n in (full, sliding, linear, chunked) if n]
-    group_size = min(counts)
-    in_flight = stage.batched_tokens or 0
-    whole = _cdiv(max_model_len, block)
-    # blocks one request holds in one group of each kind (a window or chunk caps them only where the engine budgets
-    # the in-flight tokens: stage.batched_tokens is set)
-    capped = stage.batched_tokens is not None
-    window = (_cdiv(min(stage.window - 1 + in_flight, max_model_len), block) + 1) if stage.window and capped else whole
-    chunk = _cdiv(min(stage.chunk + in_flight, max_model_len), block) if stage.chunk and capped else whole
-    groups = need = 0
-    for n, blocks in ((full, whole), (sliding, window), (linear, state_blocks_per_request(version)), (chunked, chunk)):
-        if n:
-            groups += _cdiv(n, group_size)
-            need += _cdiv(n, group_size) * blocks
-    num_blocks = pool_bytes // page // group_size
+    st0 = stages[0]
+    capped = st0.batched_tokens is not None  # the engine budgets a window's in-flight tokens
+    in_flight = st0.batched_tokens or 0
+    ctx = max_model_len
+
+    def blocks(kind: str) -> int:  # what one request holds in one group of this kind
+        if kind == SLIDING and st0.window:
+            return (_cdiv(min(st0.window - 1 + in_flight, ctx), block) + 1) if capped else _cdiv(min(st0.window, ctx), block)
+        if kind == CHUNKED and st0.chunk:
+            return _cdiv(min(st0.chunk + in_flight, ctx), block) if capped else _cdiv(min(st0.chunk, ctx), block)
+        if kind == LINEAR:
+            return state_blocks_per_request(version)
+        return _cdiv(ctx, block)
+
+    order = list(dict.fromkeys(k for k in kinds if k in per_layer))  # kinds by first appearance: vLLM's group order
+    layers = {k: [i for i, x in enumerate(kinds) if x == k] for k in order}
+    whole_model = release(version) >= release(_layout_rules()["whole_model_groups_from"])
+    if whole_model or len(stages) == 1:
+        size = group_size([len(v) for v in layers.values()], version)
+        # group j of a kind: its layers j, j + groups, ... (0.11 on; one stage: any split gives the same sizes)
+        groups = [(k, layers[k][j::_cdiv(len(layers[k]), size)]) for k in order for j in range(_cdiv(len(layers[k]), size))]
+        per_gpu = [max(sum(lo <= i < hi for i in g) for _, g in groups) for lo, hi in bounds]
+        num_blocks = min(pool // page // max(1, n) for pool, n in zip(pools, per_gpu))
+    else:  # before 0.11 each stage grouped its own layers (contiguous runs); the smallest block count is kept
+        laid = []
+        for (lo, hi), pool in zip(bounds, pools):
+            own = {k: [i for i in v if lo <= i < hi] for k, v in layers.items()}
+            own = {k: v for k, v in own.items() if v}
+            n = group_size([len(v) for v in own.values()], version)
+            laid.append((pool // page // n, n, [(k, v[j * n:(j + 1) * n]) for k, v in own.items()
+                                                for j in range(_cdiv(len(v), n))]))
+        num_blocks, size, groups = min(laid, key=lambda x: x[0])
+    need = sum(blocks(k) for k, _ in groups)
     concurrency = num_blocks / need
-    tokens = int(concurrency * max_model_len) if engine.kv_tokens_reported == "concurrency" else num_blocks // groups * block
-    return LoggedKv(block_size=block, num_blocks=num_blocks, groups=groups, blocks_per_request=need, tokens=tokens,
-                    concurrency=concurrency)
+    tokens = int(concurrency * ctx) if engine.kv_tokens_reported == "concurrency" else num_blocks // len(groups) * block
+    return LoggedKv(block_size=block, num_blocks=num_blocks, groups=len(groups), blocks_per_request=need,
+                    tokens=tokens, concurrency=concurrency, first_group_bytes=size * page * blocks(groups[0][0]))

@@ -110,7 +110,8 @@ def evaluate(model: ModelSpec, gpu: GpuSpec, base: SizeInputs, tp: int, pp: int,
     if weight_bytes(model, base.weight_precision).total > usable * tp * pp:  # the weights alone cannot fit
         return None
     try:
-        size(model, gpu, inputs._replace(concurrency=1))
+        if size(model, gpu, inputs._replace(concurrency=1)).refused_at_startup:  # vLLM would not start it (0.14-0.16 PP)
+            return None
     except InputError:
         return None
     cap = max(1, math.ceil(load.peak_sequences))

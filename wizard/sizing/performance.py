@@ -36,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from wizard.sizing.engines import release
+from wizard.sizing.engines import profile_for, release
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.precision import WeightFormat
 from wizard.sizing.tensors import LINEAR_W, inventory
@@ -281,10 +281,15 @@ def performance(r: SizeResult, w: Workload) -> Performance:
 
 
 def engine_slots(r: SizeResult, prompt: int, out: int) -> float:
-    """Sequences the engine runs at once: at most max_num_seqs (where the sizing pins it) and what the KV cache holds
-    at prompt + half the output each; requests beyond wait in its queue, not in the decode batch."""
-    kv = max(1.0, r.kv_capacity_tokens / max(1.0, prompt + out / 2))
-    return min(float(r.inputs.max_num_seqs), kv) if r.inputs.max_num_seqs else kv
+    """Sequences the engine runs at once: at most max_num_seqs (pinned, else the release's default for the card)
+    and what the KV pool holds of sequences of prompt + half the output (a sliding window or a linear layer's state
+    counted as the engine budgets them); requests beyond wait in its queue, not in the decode batch."""
+    i = r.inputs
+    per_sequence = r.kv.bytes_per_sequence(max(1, round(prompt + out / 2)))
+    kv = max(1.0, r.kv_pool_bytes / per_sequence) if per_sequence else math.inf
+    seqs = i.max_num_seqs or profile_for(i.vllm_version).default_batch(r.gpu, i.context_tokens, r.model,
+                                                                        i.vllm_version)[1]
+    return min(float(seqs), kv)
 
 
 def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt: int, out: int, budget: int,

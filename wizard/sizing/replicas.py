@@ -84,6 +84,8 @@ def max_batch(model, gpu, base: SizeInputs, w: Workload, t: Targets, cap: int) -
     if _meets(p, t) and r.fits:
         return BatchLimit(hi, kv_batch, "peak load" if cap <= kv_typical else "kv cache", p, r, kv_typical)
     p1, r1 = run(1)
+    if not r1.fits:  # not even one sequence (or vLLM refuses the layout at start-up)
+        return BatchLimit(0, kv_batch, "kv cache", p1, r1, kv_typical)
     if not _meets(p1, t):
         return BatchLimit(0, kv_batch, latency_limit(p1), p1, r1, kv_typical)
     best = (1, p1, r1)
