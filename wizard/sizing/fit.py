@@ -276,8 +276,9 @@ def startup_check_notes(check: tuple[int, int] | None, stages: tuple[KvShape, ..
     need, pool = check
     ctx = inputs.context_tokens
     head = (f"vLLM {inputs.vllm_version} checks at start-up that one {ctx:,}-token request's KV cache of all "
-            f"{inputs.pp} stages ({need / GIB:.2f} GiB) fits the smallest stage's KV memory ({pool / GIB:.2f} GiB), "
-            "though each GPU holds only its own stage's layers (releases 0.14-0.16; fixed in 0.17.0)")
+            f"{inputs.pp} stages ({need / GIB:.2f} GiB, as its layer groups count it) fits the smallest stage's KV "
+            f"memory ({pool / GIB:.2f} GiB), though each GPU holds only its own stage's layers (releases 0.14-0.16; "
+            "fixed in 0.17.0)")
     if need <= pool:
         return (head + ": this layout passes",)
     per_token = sum(st.bytes_per_token(ctx) for st in stages)
