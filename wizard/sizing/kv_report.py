@@ -119,26 +119,36 @@ def logged_pool(kinds: tuple[str, ...], stages: tuple[KvShape, ...], bounds: lis
             return state_blocks_per_request(version)
         return _cdiv(ctx, block)
 
-    order = list(dict.fromkeys(k for k in kinds if k in per_layer))  # kinds by first appearance: vLLM's group order
-    layers = {k: [i for i, x in enumerate(kinds) if x == k] for k in order}
-    whole_model = release(version) >= release(_layout_rules()["whole_model_groups_from"])
-    if whole_model or len(stages) == 1:
-        size = group_size([len(v) for v in layers.values()], version)
-        # group j of a kind: its layers j, j + groups, ... (0.11 on; one stage: any split gives the same sizes)
-        groups = [(k, layers[k][j::_cdiv(len(layers[k]), size)]) for k in order for j in range(_cdiv(len(layers[k]), size))]
-        per_gpu = [max(sum(lo <= i < hi for i in g) for _, g in groups) for lo, hi in bounds]
+    grouping = _grouping(kinds, tuple(bounds), version)
+    if isinstance(grouping[0], tuple):  # one grouping per stage (before 0.11): the smallest block count is kept
+        num_blocks, size, groups = min(((pool // page // n, n, g) for pool, (n, g) in zip(pools, grouping)),
+                                       key=lambda x: x[0])
+    else:
+        size, groups, per_gpu = grouping
         num_blocks = min(pool // page // max(1, n) for pool, n in zip(pools, per_gpu))
-    else:  # before 0.11 each stage grouped its own layers (contiguous runs); the smallest block count is kept
-        laid = []
-        for (lo, hi), pool in zip(bounds, pools):
-            own = {k: [i for i in v if lo <= i < hi] for k, v in layers.items()}
-            own = {k: v for k, v in own.items() if v}
-            n = group_size([len(v) for v in own.values()], version)
-            laid.append((pool // page // n, n, [(k, v[j * n:(j + 1) * n]) for k, v in own.items()
-                                                for j in range(_cdiv(len(v), n))]))
-        num_blocks, size, groups = min(laid, key=lambda x: x[0])
-    need = sum(blocks(k) for k, _ in groups)
+    need = sum(blocks(k) for k in groups)
     concurrency = num_blocks / need
     tokens = int(concurrency * ctx) if engine.kv_tokens_reported == "concurrency" else num_blocks // len(groups) * block
     return LoggedKv(block_size=block, num_blocks=num_blocks, groups=len(groups), blocks_per_request=need,
-                    tokens=tokens, concurrency=concurrency, first_group_bytes=size * page * blocks(groups[0][0]))
+                    tokens=tokens, concurrency=concurrency, first_group_bytes=size * page * blocks(groups[0]))
+
+
+@lru_cache(maxsize=1024)
+def _grouping(kinds: tuple[str, ...], bounds: tuple[tuple[int, int], ...], version: str):
+    """vLLM's groups of these layers: (group size, the kind of each group, each GPU's pool count), or before 0.11
+    with several stages one (group size, kinds of its groups) per stage. Kinds in order of first appearance."""
+    order = list(dict.fromkeys(kinds))
+    layers = {k: [i for i, x in enumerate(kinds) if x == k] for k in order}
+    if release(version) >= release(_layout_rules()["whole_model_groups_from"]) or len(bounds) == 1:
+        size = group_size([len(v) for v in layers.values()], version)
+        # group j of a kind: its layers j, j + groups, ... (0.11 on; one stage: any split gives the same sizes)
+        groups = [(k, layers[k][j::_cdiv(len(layers[k]), size)]) for k in order for j in range(_cdiv(len(layers[k]), size))]
+        per_gpu = tuple(max(sum(lo <= i < hi for i in g) for _, g in groups) for lo, hi in bounds)
+        return size, tuple(k for k, _ in groups), per_gpu
+    per_stage = []
+    for lo, hi in bounds:  # each stage's own layers, in contiguous runs
+        own = [len([i for i in v if lo <= i < hi]) for v in layers.values()]
+        kinds_here = [k for k, n in zip(order, own) if n]
+        n = group_size([x for x in own if x], version)
+        per_stage.append((n, tuple(k for k, c in zip(kinds_here, [x for x in own if x]) for _ in range(_cdiv(c, n)))))
+    return tuple(per_stage)
