@@ -49,7 +49,8 @@ def main() -> int:
             continue
         o = dict(spec["options"])
         version = str(o.pop("vllm_version"))
-        c = check_log(DATA / row["file"], model=o.pop("model"), gpu=o.pop("gpu", None), vllm_version=version, run=o)
+        c = check_log(DATA / row["file"], model=o.pop("model"), gpu=o.pop("gpu", None), vllm_version=version,
+                      weights_from_log=bool(o.pop("weights_from_log", False)), run=o)
         head = next((i for i in c.items if i.name == "kv_tokens"), None) or next(
             (i for i in c.items if i.name in ("available_kv_gib", "kv_tokens_at_logged_memory", "kv_needed_gib")), None)
         if head is None:

@@ -85,7 +85,8 @@ def test_each_predictable_log_is_checked_against_its_own_release(row_id):
     o = spec["options"]
     args = ["check-log", str(DATA / f"{row_id}.log"), "--json"]
     for key, value in o.items():
-        args += [f"--{key.replace('_', '-')}", str(value)]
+        flag = f"--{key.replace('_', '-')}"
+        args += [flag] if value is True else [flag, str(value)]
     r = run_main(*args)
     out = r.json()
     assert out["vllm_version"] == str(o["vllm_version"])
@@ -331,3 +332,20 @@ def test_slurm_task_labels_and_nested_ray_groups_are_prefixes():
     lines.append("1: (EngineCore_0 pid=1) (RayWorkerWrapper pid=20, ip=10.0.0.2) " + plain)
     log = parse_log("\n".join(lines))
     assert log.available_kv_gib == 76.15 and log.ranks == 3
+
+
+def test_weights_from_the_log_size_a_checkpoint_the_catalog_cannot():
+    """An AWQ Llama-3-70B on 2 x L40S (vLLM 0.16.0): the catalog's Llama-3.1-70B gives the shapes, the log's 18.55 GiB
+    the weights. The budget is then 44.42 GiB (the L40S as vLLM reports it) x 0.9 − 18.55 − the sampler warm-up
+    (256 × 128,256 logits × 39 B, PyTorch's sampler on 0.16) − 0.21 GiB of non-torch memory over PCIe."""
+    log = str(DATA / "v1m_l40sx2_llama3_70b_awq_tp2_v0160.log")
+    base = ("check-log", log, "--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "l40s-48gb", "--vllm-version",
+            "0.16.0", "--json")
+    r = run_main(*base, "--weights-from-log").json()
+    assert r["predicted"]["weights_gib"] == 18.55 and not any(i["name"] == "weights_gib" for i in r["items"])
+    sampler = 256 * 128_256 * 39 / GIB
+    total = round(int(44.42 * GIB * 0.9) / GIB - 18.55 - sampler - 0.21, 2)
+    assert abs(r["predicted"]["available_kv_gib"] - total) <= 0.01, (r["predicted"], total)
+    assert any("--weights-from-log" in n for n in r["notes"])
+    bf16 = run_main(*base).json()  # the 16-bit checkpoint's 65 GiB a GPU cannot fit the card
+    assert bf16["predicted"] is None or bf16["predicted"]["weights_gib"] > 30

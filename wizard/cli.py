@@ -172,6 +172,9 @@ def build_parser() -> Parser:
                        help="the run's top-k/top-p sampler, when the log does not say (default: the release's)")
     check.add_argument("--kv-cache-dtype", choices=("auto", "fp8"), default=None,
                        help="the run's --kv-cache-dtype, when the log does not show it (a log that does wins)")
+    check.add_argument("--weights-from-log", action="store_true",
+                       help="take the weights per GPU from the log ('Model loading took'): for a checkpoint the "
+                            "catalog cannot size, --model names one of the same architecture")
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
     bench = sub.add_parser("check-bench", help="a vllm bench serve result against the plan's predictions and targets",
@@ -569,7 +572,7 @@ def cmd_check_log(args: argparse.Namespace) -> int:
                                          "max_num_batched_tokens", "sampler", "kv_cache_dtype")
            if getattr(args, k) is not None}
     result = check_log(Path(args.file), model=args.model, gpu=args.gpu, vllm_version=args.vllm_version,
-                       concurrency=args.concurrency, run=run)
+                       concurrency=args.concurrency, run=run, weights_from_log=args.weights_from_log)
     if args.json:
         print(json.dumps(check_json(result), indent=2))
     else:

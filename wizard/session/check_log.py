@@ -280,9 +280,11 @@ def predicted_figures(r: SizeResult) -> dict[str, Any]:
 
 
 def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, vllm_version: str | None = None,
-              concurrency: int | None = None, run: dict[str, Any] | None = None) -> LogCheck:
+              concurrency: int | None = None, run: dict[str, Any] | None = None,
+              weights_from_log: bool = False) -> LogCheck:
     """Read, predict, compare. `run`: engine arguments the log does not show (tp, max_model_len, ...); the log's
-    own win. Raises InputError for an unreadable file or one that is no vLLM log."""
+    own win. `weights_from_log`: the model gives the shapes, the log's "Model loading took" the weights (a
+    checkpoint the catalog cannot size). Raises InputError for an unreadable file or one that is no vLLM log."""
     log = read_log(path)
     said: list[str] = []
     if log.starts > 1:
@@ -352,6 +354,13 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
     if log.total_gib:  # the budget's base is the total the run saw
         card = card._replace(memory_reported_bytes=int(log.total_gib * GIB))
     inputs = _inputs(log, spec, card, version)
+    if weights_from_log:
+        if log.weights_gib:
+            inputs = inputs._replace(weights_per_gpu=int(log.weights_gib * GIB))
+            said.append(f"weights: the log's {log.weights_gib} GiB per GPU (--weights-from-log); {spec.id} gives the "
+                        "shapes")
+        else:
+            said.append("--weights-from-log: the log states no weights ('Model loading took'): the checkpoint's used")
     for name, value in (("max_num_seqs", log.max_num_seqs), ("max_num_batched_tokens", log.max_num_batched_tokens),
                         ("gpu_memory_utilization", log.gpu_memory_utilization)):
         if value is None:
@@ -371,6 +380,8 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
     for name, cause in CAUSES.items():
         got, want = logged.get(name), check.predicted.get(name)
         if got is None or want is None or (got == 0 and name != "available_kv_gib"):
+            continue
+        if name == "weights_gib" and inputs.weights_per_gpu:  # taken from the log: nothing to compare
             continue
         base = abs(got)
         if name == "available_kv_gib" and got <= 0.05 * result.usable_bytes / GIB:

@@ -57,6 +57,10 @@ class SizeInputs(NamedTuple):
     # None: every sequence holds the whole context (the `size` command, and the guide's conservative bound).
     # Given: one sequence at the full context (room for a P99-length request) and the rest at this length.
     sequence_tokens: int | None = None
+    # Bytes of weights vLLM loaded on the first GPU, as its start-up log states them ("Model loading took"): a
+    # checkpoint the catalog cannot size (a fine-tune, an unlisted quantization) keeps its architecture's shapes
+    # and the log's weights; the other stages scale with it. None: computed from the checkpoint.
+    weights_per_gpu: int | None = None
 
 
 class SizeResult(NamedTuple):
@@ -314,6 +318,10 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     if multiples is not None:
         pad = expert_padding_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp, multiples)
         per_stage = tuple(s + p for s, p in zip(weights.per_stage, pad))
+        weights = weights._replace(per_stage=per_stage, per_gpu=max(per_stage))
+    if inputs.weights_per_gpu:
+        scale = inputs.weights_per_gpu / weights.per_stage[0]
+        per_stage = tuple(int(s * scale) for s in weights.per_stage)
         weights = weights._replace(per_stage=per_stage, per_gpu=max(per_stage))
     engine = profile_for(inputs.vllm_version)
     batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens, model,
