@@ -349,3 +349,17 @@ def test_weights_from_the_log_size_a_checkpoint_the_catalog_cannot():
     assert any("--weights-from-log" in n for n in r["notes"])
     bf16 = run_main(*base).json()  # the 16-bit checkpoint's 65 GiB a GPU cannot fit the card
     assert bf16["predicted"] is None or bf16["predicted"]["weights_gib"] > 30
+
+
+def test_the_0_28_memory_line_counts_the_graph_estimate_in_its_peak_activation():
+    """0.31.0 on an A100 80GB: 'Actual usage is 15.26 GiB for consumed memory (weights + non-torch), 1.44 GiB for
+    peak activation, and 0.23 GiB for CUDAGraph memory', available 56.21 = 72.91 − 15.26 − 1.44: the printed peak
+    holds the graph estimate the budget subtracts (gpu_worker.py @ v0.33.0: peak_activation_memory = transient peak
+    + applied estimate). The prediction is compared the same way: activation + graph estimate, weights + non-torch."""
+    r = run_main("check-log", str(DATA / "v2_a100_llama31_8b_tp1_v0310.log"), "--model", "meta-llama/Llama-3.1-8B-Instruct",
+                 "--gpu", "a100-sxm-80gb", "--vllm-version", "0.31.0", "--max-model-len", "131072", "--json").json()
+    p = r["predicted"]
+    assert round(72.91 - 15.26 - 1.44, 2) == r["logged"]["available_kv_gib"] == 56.21
+    assert p["consumed_gib"] == round(p["weights_gib"] + p["non_torch_gib"], 2)
+    assert p["activation_peak_gib"] == pytest.approx(0.55 + p["cuda_graph_gib"], abs=0.011)  # 256 × 128,256 × 18 B
+    assert abs(p["available_kv_gib"] - (72.91 - p["consumed_gib"] - p["activation_peak_gib"])) <= 0.02

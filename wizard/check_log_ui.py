@@ -10,7 +10,7 @@ from wizard.session.check_log import LogCheck
 
 LABELS = {
     "weights_gib": ("weights", "GiB"), "activation_peak_gib": ("activation peak", "GiB"),
-    "non_torch_gib": ("non-torch memory", "GiB"), "cuda_graph_gib": ("CUDA graph memory", "GiB"),
+    "consumed_gib": ("weights + non-torch memory", "GiB"), "non_torch_gib": ("non-torch memory", "GiB"), "cuda_graph_gib": ("CUDA graph memory", "GiB"),
     "available_kv_gib": ("available KV cache memory", "GiB"), "kv_tokens": ("GPU KV cache size", "tokens"),
     "max_concurrency": ("maximum concurrency", "×"), "kv_needed_gib": ("KV needed for one max-length request", "GiB"),
     "kv_tokens_at_logged_memory": ("tokens the logged KV memory holds", "tokens"),

@@ -42,6 +42,8 @@ CAUSES = {
                    "construction buffers (RoPE caches) with the weights",
     "activation_peak_gib": "the profile's peak: the sampler pass over max_num_seqs × vocab logits or the forward pass "
                            "over max_num_batched_tokens (check both flags in the log's engine arguments)",
+    "consumed_gib": "weights + non-torch memory at the profile's end (the line of 0.28 on): the checkpoint's bytes, "
+                    "or non-torch memory (CUDA context, NCCL, custom all-reduce) beyond the profile's figure",
     "non_torch_gib": "non-torch memory (CUDA context, cuBLAS, NCCL, custom all-reduce) depends on the interconnect "
                      "and libraries; the profile holds one figure per layout kind",
     "cuda_graph_gib": "the CUDA graph pool grows with the capture sizes (max_num_seqs) and the model; the profile "
@@ -262,14 +264,19 @@ def _estimated_len_at_logged_memory(log: StartupLog, model: ModelSpec, version: 
                 (tokens - log.estimated_max_len) / log.estimated_max_len, CAUSES["estimated_max_len"])
 
 
-def predicted_figures(r: SizeResult) -> dict[str, Any]:
-    """The sizing's figures under the log's names (GiB to 2 decimals as vLLM prints, tokens)."""
+def predicted_figures(r: SizeResult, consumed_line: bool = False) -> dict[str, Any]:
+    """The sizing's figures under the log's names (GiB to 2 decimals as vLLM prints, tokens). `consumed_line`: the
+    log prints 0.28's "consumed memory (weights + non-torch)" line, whose peak activation holds the CUDA graph
+    estimate the budget subtracts (peak_activation_memory = transient peak + applied estimate, gpu_worker.py
+    @ v0.33.0; 0.21 printed the torch peak alone)."""
     pool = r.kv_pool_bytes
     per_seq = r.kv.bytes_per_sequence(r.inputs.context_tokens)
+    activation = r.activation.peak + (r.reserve.cuda_graphs if consumed_line else 0)
     return {
         "total_gib": round(r.gpu.memory_reported_bytes / GIB, 2),
         "weights_gib": round(r.weights.per_gpu / GIB, 2),
-        "activation_peak_gib": round(r.activation.peak / GIB, 2),
+        "consumed_gib": round((r.weights.per_gpu + r.reserve.base + r.reserve.communication) / GIB, 2),
+        "activation_peak_gib": round(activation / GIB, 2),
         "non_torch_gib": round((r.reserve.base + r.reserve.communication) / GIB, 2),
         "cuda_graph_gib": round(r.reserve.cuda_graphs / GIB, 2),
         "available_kv_gib": round(pool / GIB, 2),
@@ -375,7 +382,7 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
         said.append(e.line())
         check.verdict = f"no prediction: {e.line()}"
         return check
-    check.predicted = predicted_figures(result)
+    check.predicted = predicted_figures(result, consumed_line=log.consumed_gib is not None)
     logged = log.figures()
     for name, cause in CAUSES.items():
         got, want = logged.get(name), check.predicted.get(name)
@@ -458,8 +465,8 @@ def advice(spec: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, r: SizeResult, log
 
 def check_json(c: LogCheck) -> dict[str, Any]:
     """The public JSON object of `check-log --json`."""
-    keys = ("kv_tokens", "available_kv_gib", "weights_gib", "activation_peak_gib", "non_torch_gib", "cuda_graph_gib",
-            "max_concurrency", "kv_needed_gib", "total_gib")
+    keys = ("kv_tokens", "available_kv_gib", "weights_gib", "consumed_gib", "activation_peak_gib", "non_torch_gib",
+            "cuda_graph_gib", "max_concurrency", "kv_needed_gib", "total_gib")
     logged = c.log.figures()
     return {
         "file": c.path,
