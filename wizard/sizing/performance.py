@@ -13,9 +13,9 @@ after another, so PP does not cut a single request's TTFT (§3).
 
 The load (load model): requests arrive at λ per second — closed loop (a benchmark's --max-concurrency B, the
 planner's peak concurrency): λ = B / request time; open loop (--request-rate R, Poisson): λ = R and B = λ ×
-request time (Little's law), at most the sequences the engine holds (max_num_seqs, the KV cache): beyond them it runs
-full and the rest wait in its queue (a benchmark of N prompts: their waits join TTFT). A share of the steps carries prefill chunks (λ × prompt / chunk steps per second);
-those are longer, so
+request time (Little's law), at most the sequences the engine holds (max_num_seqs, the KV cache): beyond them it
+runs full and the rest wait in its queue (a benchmark of N prompts: their waits join TTFT). A share of the steps
+carries prefill chunks (λ × prompt / chunk steps per second); those are longer, so
     TPOT mean = the average step a request decodes through — it shares steps with the others' prompt chunks only
     (closed loop: the other B − 1 clients' share of the arrivals); TPOT P99 = mean + 2.33 σ of that average over
     its output steps;
