@@ -133,3 +133,18 @@ def test_0_14_to_0_16_check_a_hybrid_by_its_first_groups_kind():
     assert r.startup_check is not None and r.headroom_bytes >= 0
     need, pool = r.startup_check
     assert need < pool and not r.refused_at_startup and r.fits
+
+
+def test_a_hybrid_plan_holds_what_vllm_allocates_its_sequences():
+    """Qwen3.5-27B at TP 1 (bf16): a full-attention layer 2 × 4 × 256 × 2 = 4,096 B a token, a Gated DeltaNet state
+    3 × 10,240 × 2 + 48 × 128 × 128 × 4 = 3,207,168 B → blocks of 16 × ceil(3,207,168 / 65,536) = 784 tokens, a page
+    of 3,211,264 B in each of 16 pools: 51,380,224 B a block. One 8,192-token request holds ceil(8,192 / 784) = 11
+    blocks + 3 linear groups × 2 aligned state blocks = 17 (0.33); a 1,100-token one 2 + 6 = 8. On 0.14 a state
+    takes one block: 14 and 5."""
+    m = catalog("Qwen/Qwen3.5-27B")
+    gpu = find_gpu("h100-sxm-80gb")
+    block = 16 * 3_211_264
+    for version, full, typical in (("0.33.0", 11 + 6, 2 + 6), ("0.14.0", 11 + 3, 2 + 3)):
+        r = size(m, gpu, SizeInputs(context_tokens=8192, concurrency=32, sequence_tokens=1100, vllm_version=version))
+        assert r.kv_cache_bytes == block * (full + 31 * typical), version
+        assert any(n.startswith(f"KV counted as vLLM {version} allocates it") for n in r.notes)

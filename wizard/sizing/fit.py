@@ -24,7 +24,7 @@ from wizard.sizing.engines import (
 )
 from wizard.sizing.headroom import headroom
 from wizard.sizing.kv_cache import KvShape, kv_stages
-from wizard.sizing.kv_report import logged_pool
+from wizard.sizing.kv_report import LoggedKv, logged_pool
 from wizard.sizing.layout import check_layout, stage_layers
 from wizard.sizing.params import ParamCount, count_params
 from wizard.sizing.precision import KV_DTYPES, WEIGHT_PRECISIONS, WeightFormat, precision_problem, weight_format
@@ -86,6 +86,8 @@ class SizeResult(NamedTuple):
     # sizes): blocks // groups × block size before 0.21 — for a model of several layer kinds not what its pool holds
     # for requests — and max concurrency × max_model_len from 0.21, kv_capacity_tokens itself
     logged_kv_tokens: int | None = None
+    # vLLM's layout of the pool (kv_report.py): blocks, groups, what a request of a given length takes
+    kv_layout: LoggedKv | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -273,6 +275,20 @@ def headroom_notes(gpu: GpuSpec, inputs: SizeInputs, graphs: bool) -> tuple[str,
             f"{h.max_utilization:.2f}",)
 
 
+def layout_notes(blocked, inputs: SizeInputs) -> tuple[str, ...]:
+    """How the KV of a model with layers of several kinds was counted: in vLLM's blocks (kv_report.py)."""
+    if blocked is None:
+        return ()
+    ctx = inputs.context_tokens
+    parts = f"{blocked.blocks_for(ctx)} blocks a {ctx:,}-token request"
+    if inputs.sequence_tokens is not None and inputs.sequence_tokens < ctx:
+        parts += f", {blocked.blocks_for(inputs.sequence_tokens)} a {inputs.sequence_tokens:,}-token one"
+    state = (f"; a linear-attention state takes {blocked.state_blocks} block(s) in each of its groups"
+             if "linear" in blocked.group_kinds else "")
+    return (f"KV counted as vLLM {inputs.vllm_version} allocates it: layers in {blocked.groups} groups by kind, "
+            f"{blocked.block_size:,}-token blocks of {blocked.block_bytes:,} B on a GPU ({parts}){state}",)
+
+
 def startup_check_notes(check: tuple[int, int] | None, stages: tuple[KvShape, ...], inputs: SizeInputs) -> tuple[str, ...]:
     """What a release that checks the whole model's KV under PP (0.14-0.16) makes of this layout."""
     if check is None:
@@ -347,21 +363,28 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         max(0, pool) // stage.bytes_per_token(ctx) // BLOCK_SIZE * BLOCK_SIZE if stage.bytes_per_token(ctx) else 0
         for pool, stage in zip(pools, stages)
     ]
+    # vLLM's own layout of the pools (one page size, layers grouped by kind, the smallest block count of all GPUs):
+    # its maximum concurrency is the sequences it admits at this context
+    logged = logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, inputs.pp), pools, ctx, engine,
+                         inputs.vllm_version)
+    # Layers of several kinds take what vLLM allocates them: whole blocks of the shared page in every group, a linear
+    # state's aligned blocks, the padding layers; one kind is its plain bytes per token.
+    blocked = logged if logged is not None and logged.groups > 1 else None
+
+    def per_sequence(stage: KvShape, length: int) -> int:
+        return blocked.bytes_for(length) if blocked is not None else stage.bytes_per_sequence(length)
+
     def held(stage) -> int:  # the KV the concurrency's sequences hold on one stage, in bytes
         if inputs.sequence_tokens is None:
-            return stage.bytes_per_sequence(ctx) * inputs.concurrency
+            return per_sequence(stage, ctx) * inputs.concurrency
         typical = min(inputs.sequence_tokens, ctx)
-        return stage.bytes_per_sequence(ctx) + stage.bytes_per_sequence(typical) * (inputs.concurrency - 1)
+        return per_sequence(stage, ctx) + per_sequence(stage, typical) * (inputs.concurrency - 1)
 
     load = [weights.per_stage[s] + held(stages[s]) for s in range(inputs.pp)]
     heaviest = min(range(inputs.pp), key=lambda s: (capacities[s], -load[s]))
     kv = stages[heaviest]
     weights = weights._replace(per_gpu=weights.per_stage[heaviest], padding=pad[heaviest])
     capacity = min(capacities)
-    # vLLM's own layout of the pools (one page size, layers grouped by kind, the smallest block count of all GPUs):
-    # its maximum concurrency is the sequences it admits at this context
-    logged = logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, inputs.pp), pools, ctx, engine,
-                         inputs.vllm_version)
     if logged is not None:
         capacity = int(logged.concurrency * ctx)
     kv_bytes = held(kv)
@@ -383,7 +406,9 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         kv_capacity_tokens=capacity,
         notes=size_notes(model, gpu, inputs, fmt) + ((kv_why,) if kv_why else ()) + encoder_notes(act, model)
         + headroom_notes(gpu, inputs, graphs)
-        + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs) + startup_check_notes(check, stages, inputs),
+        + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs) + startup_check_notes(check, stages, inputs)
+        + layout_notes(blocked, inputs),
         startup_check=check,
         logged_kv_tokens=logged.tokens if logged is not None else None,
+        kv_layout=logged,
     )

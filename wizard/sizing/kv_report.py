@@ -51,10 +51,37 @@ class LoggedKv(NamedTuple):
     tokens: int  # "GPU KV cache size: N tokens"
     concurrency: float  # "Maximum concurrency for max_model_len tokens per request"
     first_group_bytes: int  # 0.14-0.16's start-up check: group size × page × the first group's blocks
+    block_bytes: int = 0  # one block id across the pools of the GPU with the fewest blocks (page × its pool count)
+    group_kinds: tuple[str, ...] = ()  # the kind of each group
+    window: int | None = None  # sliding layers' window, chunked layers' chunk, the in-flight tokens the engine
+    chunk: int | None = None  # budgets them with (None: steady state), and the blocks a linear state holds
+    in_flight: int | None = None
+    state_blocks: int = 1
+
+    def blocks_for(self, length: int) -> int:
+        """Blocks one request of `length` tokens holds, every group counted (as vLLM allocates them)."""
+        return sum(_kind_blocks(k, length, self.block_size, self.window, self.chunk, self.in_flight, self.state_blocks)
+                   for k in self.group_kinds)
+
+    def bytes_for(self, length: int) -> int:
+        """Bytes of KV memory one request of `length` tokens takes on that GPU."""
+        return self.blocks_for(length) * self.block_bytes
 
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def _kind_blocks(kind: str, length: int, block: int, window: int | None, chunk: int | None, in_flight: int | None,
+                 state_blocks: int) -> int:
+    """Blocks one request of `length` tokens holds in one group of this kind."""
+    if kind == SLIDING and window:
+        return (_cdiv(min(window - 1 + in_flight, length), block) + 1) if in_flight is not None else _cdiv(min(window, length), block)
+    if kind == CHUNKED and chunk:
+        return _cdiv(min(chunk + in_flight, length), block) if in_flight is not None else _cdiv(min(chunk, length), block)
+    if kind == LINEAR:
+        return state_blocks
+    return _cdiv(length, block)
 
 
 @lru_cache(maxsize=1)
@@ -106,31 +133,27 @@ def logged_pool(kinds: tuple[str, ...], stages: tuple[KvShape, ...], bounds: lis
     block = BLOCK_SIZE * _cdiv(state_page, BLOCK_SIZE * per_token) if state_page else BLOCK_SIZE
     page = block * per_token
     st0 = stages[0]
-    capped = st0.batched_tokens is not None  # the engine budgets a window's in-flight tokens
-    in_flight = st0.batched_tokens or 0
     ctx = max_model_len
+    state_blocks = state_blocks_per_request(version)
 
-    def blocks(kind: str) -> int:  # what one request holds in one group of this kind
-        if kind == SLIDING and st0.window:
-            return (_cdiv(min(st0.window - 1 + in_flight, ctx), block) + 1) if capped else _cdiv(min(st0.window, ctx), block)
-        if kind == CHUNKED and st0.chunk:
-            return _cdiv(min(st0.chunk + in_flight, ctx), block) if capped else _cdiv(min(st0.chunk, ctx), block)
-        if kind == LINEAR:
-            return state_blocks_per_request(version)
-        return _cdiv(ctx, block)
+    def blocks(kind: str) -> int:  # what one max_model_len request holds in one group of this kind
+        return _kind_blocks(kind, ctx, block, st0.window, st0.chunk, st0.batched_tokens, state_blocks)
 
     grouping = _grouping(kinds, tuple(bounds), version)
     if isinstance(grouping[0], tuple):  # one grouping per stage (before 0.11): the smallest block count is kept
         num_blocks, size, groups = min(((pool // page // n, n, g) for pool, (n, g) in zip(pools, grouping)),
                                        key=lambda x: x[0])
+        pools_here = size
     else:
         size, groups, per_gpu = grouping
-        num_blocks = min(pool // page // max(1, n) for pool, n in zip(pools, per_gpu))
+        num_blocks, pools_here = min((pool // page // max(1, n), max(1, n)) for pool, n in zip(pools, per_gpu))
     need = sum(blocks(k) for k in groups)
     concurrency = num_blocks / need
     tokens = int(concurrency * ctx) if engine.kv_tokens_reported == "concurrency" else num_blocks // len(groups) * block
     return LoggedKv(block_size=block, num_blocks=num_blocks, groups=len(groups), blocks_per_request=need,
-                    tokens=tokens, concurrency=concurrency, first_group_bytes=size * page * blocks(groups[0]))
+                    tokens=tokens, concurrency=concurrency, first_group_bytes=size * page * blocks(groups[0]),
+                    block_bytes=page * pools_here, group_kinds=tuple(groups), window=st0.window, chunk=st0.chunk,
+                    in_flight=st0.batched_tokens, state_blocks=state_blocks)
 
 
 @lru_cache(maxsize=1024)
