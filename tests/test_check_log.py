@@ -347,8 +347,9 @@ def test_weights_from_the_log_size_a_checkpoint_the_catalog_cannot():
     total = round(int(44.42 * GIB * 0.9) / GIB - 18.55 - sampler - 0.21, 2)
     assert abs(r["predicted"]["available_kv_gib"] - total) <= 0.01, (r["predicted"], total)
     assert any("--weights-from-log" in n for n in r["notes"])
-    bf16 = run_main(*base).json()  # the 16-bit checkpoint's 65 GiB a GPU cannot fit the card
-    assert bf16["predicted"] is None or bf16["predicted"]["weights_gib"] > 30
+    # without it the catalog's 16-bit checkpoint is sized: 65.74 GiB a GPU, and the largest part off is the weights
+    bf16 = run_main(*base).json()
+    assert bf16["predicted"]["weights_gib"] == 65.74 and "the largest part off is weights_gib" in bf16["verdict"]
 
 
 def test_the_0_28_memory_line_counts_the_graph_estimate_in_its_peak_activation():
@@ -360,6 +361,6 @@ def test_the_0_28_memory_line_counts_the_graph_estimate_in_its_peak_activation()
                  "--gpu", "a100-sxm-80gb", "--vllm-version", "0.31.0", "--max-model-len", "131072", "--json").json()
     p = r["predicted"]
     assert round(72.91 - 15.26 - 1.44, 2) == r["logged"]["available_kv_gib"] == 56.21
-    assert p["consumed_gib"] == round(p["weights_gib"] + p["non_torch_gib"], 2)
+    assert abs(p["consumed_gib"] - (p["weights_gib"] + p["non_torch_gib"])) <= 0.011
     assert p["activation_peak_gib"] == pytest.approx(0.55 + p["cuda_graph_gib"], abs=0.011)  # 256 × 128,256 × 18 B
     assert abs(p["available_kv_gib"] - (72.91 - p["consumed_gib"] - p["activation_peak_gib"])) <= 0.02

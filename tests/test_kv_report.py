@@ -148,3 +148,17 @@ def test_a_hybrid_plan_holds_what_vllm_allocates_its_sequences():
         r = size(m, gpu, SizeInputs(context_tokens=8192, concurrency=32, sequence_tokens=1100, vllm_version=version))
         assert r.kv_cache_bytes == block * (full + 31 * typical), version
         assert any(n.startswith(f"KV counted as vLLM {version} allocates it") for n in r.notes)
+
+
+def test_under_pp_the_gpu_with_the_fewest_blocks_decides_what_fits():
+    """Qwen3.5-9B at PP 3 on L40S cards under 0.21: the stages' weights differ (the embedding on the first, the head
+    on the last), so their pools hold different block counts. The sizing takes the GPU with the fewest — vLLM keeps
+    the smallest count of all GPUs — so a batch fits exactly when it is within the maximum concurrency."""
+    m = catalog("Qwen/Qwen3.5-9B")
+    gpu = find_gpu("l40s-48gb")
+    base = SizeInputs(pp=3, context_tokens=131_072, vllm_version="0.21.0")
+    probe = size(m, gpu, base)
+    assert probe.kv_layout is not None and probe.kv_layout.groups > 1
+    most = int(probe.max_concurrency)
+    assert size(m, gpu, base._replace(concurrency=most)).fits
+    assert not size(m, gpu, base._replace(concurrency=most + 1)).fits

@@ -270,7 +270,9 @@ def predicted_figures(r: SizeResult, consumed_line: bool = False) -> dict[str, A
     estimate the budget subtracts (peak_activation_memory = transient peak + applied estimate, gpu_worker.py
     @ v0.33.0; 0.21 printed the torch peak alone)."""
     pool = r.kv_pool_bytes
-    per_seq = r.kv.bytes_per_sequence(r.inputs.context_tokens)
+    layout = r.kv_layout
+    per_seq = (layout.bytes_for(r.inputs.context_tokens) if layout is not None and layout.groups > 1
+               else r.kv.bytes_per_sequence(r.inputs.context_tokens))
     activation = r.activation.peak + (r.reserve.cuda_graphs if consumed_line else 0)
     return {
         "total_gib": round(r.gpu.memory_reported_bytes / GIB, 2),
@@ -426,7 +428,8 @@ def advice(spec: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, r: SizeResult, log
         return [f"at max_model_len {inputs.context_tokens:,} this run holds about {r.max_concurrency:.1f} sequences; "
                 "give --concurrency N for what to change to hold N"]
     ctx = inputs.context_tokens
-    need = target * r.kv.bytes_per_sequence(ctx)
+    layout = r.kv_layout
+    need = target * (layout.bytes_for(ctx) if layout is not None and layout.groups > 1 else r.kv.bytes_per_sequence(ctx))
     pool = r.kv_pool_bytes
     if pool >= need:
         return [f"{target} sequence(s) at {ctx:,} tokens fit: {r.max_concurrency:.1f} would"]

@@ -335,10 +335,11 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         pad = expert_padding_bytes(model, inputs.weight_precision, inputs.tp, inputs.pp, multiples)
         per_stage = tuple(s + p for s, p in zip(weights.per_stage, pad))
         weights = weights._replace(per_stage=per_stage, per_gpu=max(per_stage))
-    if inputs.weights_per_gpu:
+    if inputs.weights_per_gpu:  # the log's figure holds the buffers and any padding already
         scale = inputs.weights_per_gpu / weights.per_stage[0]
         per_stage = tuple(int(s * scale) for s in weights.per_stage)
         weights = weights._replace(per_stage=per_stage, per_gpu=max(per_stage))
+        pad, multiples = (0,) * inputs.pp, None
     engine = profile_for(inputs.vllm_version)
     batched = inputs.max_num_batched_tokens or engine.default_batch(gpu, inputs.context_tokens, model,
                                                                     inputs.vllm_version)[0]
@@ -381,7 +382,8 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         return per_sequence(stage, ctx) + per_sequence(stage, typical) * (inputs.concurrency - 1)
 
     load = [weights.per_stage[s] + held(stages[s]) for s in range(inputs.pp)]
-    heaviest = min(range(inputs.pp), key=lambda s: (capacities[s], -load[s]))
+    # the GPU that runs out first: vLLM's fewest blocks where its layout counts them, else the least capacity
+    heaviest = blocked.stage if blocked is not None else min(range(inputs.pp), key=lambda s: (capacities[s], -load[s]))
     kv = stages[heaviest]
     weights = weights._replace(per_gpu=weights.per_stage[heaviest], padding=pad[heaviest])
     capacity = min(capacities)

@@ -5,7 +5,9 @@ _get_kv_cache_config_uniform_page_size @ v0.10.2, get_kv_cache_configs @ v0.11.0
 @ v0.33.0):
 - A hybrid model's attention block grows until its page holds a linear-attention (Mamba, Gated DeltaNet) layer's
   state: block = 16 × ceil(state page / (16 × attention bytes per token)), and the state page is padded to it
-  (HybridAttentionMambaModelConfig, model_executor/models/config.py @ v0.10.2, v0.15.0).
+  (HybridAttentionMambaModelConfig, model_executor/models/config.py @ v0.10.2, v0.15.0). From 0.15 the multiple is
+  32 on compute capability 10.x cards for head size 256 with FlashInfer (Qwen3.5 and Qwen3-Next on B200/B300), 64
+  or 128 for MLA: not modelled, 16 assumed.
 - Layers are grouped by kind, in order of first appearance, in groups of the smallest kind's layer count — from
   0.12 the largest kind's when it is under 1.25 × the smallest (1.5 × from 0.18), to pad less; a kind not
   divisible by it is padded ("Add N padding layers"). From 0.11 the groups are formed on the whole model (group i
@@ -57,6 +59,7 @@ class LoggedKv(NamedTuple):
     chunk: int | None = None  # budgets them with (None: steady state), and the blocks a linear state holds
     in_flight: int | None = None
     state_blocks: int = 1
+    stage: int = 0  # the PP stage whose GPU holds the fewest blocks (the one that runs out first)
 
     def blocks_for(self, length: int) -> int:
         """Blocks one request of `length` tokens holds, every group counted (as vLLM allocates them)."""
@@ -141,19 +144,20 @@ def logged_pool(kinds: tuple[str, ...], stages: tuple[KvShape, ...], bounds: lis
 
     grouping = _grouping(kinds, tuple(bounds), version)
     if isinstance(grouping[0], tuple):  # one grouping per stage (before 0.11): the smallest block count is kept
-        num_blocks, size, groups = min(((pool // page // n, n, g) for pool, (n, g) in zip(pools, grouping)),
-                                       key=lambda x: x[0])
+        num_blocks, size, groups, stage = min(((pool // page // n, n, g, s) for s, (pool, (n, g))
+                                               in enumerate(zip(pools, grouping))), key=lambda x: x[0])
         pools_here = size
     else:
         size, groups, per_gpu = grouping
-        num_blocks, pools_here = min((pool // page // max(1, n), max(1, n)) for pool, n in zip(pools, per_gpu))
+        num_blocks, pools_here, stage = min((pool // page // max(1, n), max(1, n), s)
+                                            for s, (pool, n) in enumerate(zip(pools, per_gpu)))
     need = sum(blocks(k) for k in groups)
     concurrency = num_blocks / need
     tokens = int(concurrency * ctx) if engine.kv_tokens_reported == "concurrency" else num_blocks // len(groups) * block
     return LoggedKv(block_size=block, num_blocks=num_blocks, groups=len(groups), blocks_per_request=need,
                     tokens=tokens, concurrency=concurrency, first_group_bytes=size * page * blocks(groups[0]),
                     block_bytes=page * pools_here, group_kinds=tuple(groups), window=st0.window, chunk=st0.chunk,
-                    in_flight=st0.batched_tokens, state_blocks=state_blocks)
+                    in_flight=st0.batched_tokens, state_blocks=state_blocks, stage=stage)
 
 
 @lru_cache(maxsize=1024)
