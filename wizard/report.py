@@ -81,13 +81,12 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
         kv_how += (f"; sliding-window layers (window {kv.window:,}) hold {held:,} tokens per sequence"
                    + (f" — vLLM's per-request budget: the window plus {kv.batched_tokens:,} in-flight prefill tokens"
                       if kv.batched_tokens else ""))
-    layout = r.kv_layout
-    blocked = layout is not None and layout.groups > 1
+    layout = r.kv_blocks
     if kv.state_bytes_per_sequence:
         kv_how += (f"; linear-attention states ({kv.state_bytes_per_sequence:,} B a sequence) in {layout.state_blocks} "
-                   "block(s) of each of their groups" if blocked and layout is not None
+                   "block(s) of each of their groups" if layout is not None
                    else f"; + {kv.state_bytes_per_sequence:,} B fixed state per sequence")
-    if blocked and layout is not None:  # counted in vLLM's blocks (the note says how)
+    if layout is not None:  # counted in vLLM's blocks (the note says how)
         head = f"{i.concurrency} seq × {i.context_tokens:,} tok × {r.kv_bytes_per_token:,} B/token"
         kv_how = (f"{i.concurrency} seq × {layout.blocks_for(i.context_tokens)} blocks × {layout.block_bytes:,} B "
                   f"(vLLM's {layout.block_size:,}-token blocks in {layout.groups} layer groups"

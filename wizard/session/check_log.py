@@ -195,8 +195,7 @@ def _tokens_at_logged_memory(log: StartupLog, model: ModelSpec, version: str,
     if stages is None:
         return None
     pool = int(log.available_kv_gib * GIB)
-    laid_out = logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, log.pp or 1), [pool] * len(stages),
-                           context, engine, version)
+    laid_out = _laid_out(log, model, stages, pool, context, version)
     if laid_out is not None:  # vLLM's own layout and report (kv_report.py)
         tokens = laid_out.tokens
     else:
@@ -231,6 +230,12 @@ def _needed_at_logged_length(log: StartupLog, model: ModelSpec, version: str) ->
                 CAUSES["kv_needed_gib"])
 
 
+def _laid_out(log: StartupLog, model: ModelSpec, stages: tuple, pool: int, length: int, version: str):
+    """vLLM's layout (kv_report.py) of `pool` bytes on every GPU of the logged run, for requests of `length`."""
+    return logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, log.pp or 1), [pool] * len(stages),
+                       length, profile_for(version), version)
+
+
 def _error_stages(log: StartupLog, model: ModelSpec, version: str) -> tuple | None:
     engine = profile_for(version)
     return _logged_stages(log, model, engine, _kv_dtype(log), log.max_num_batched_tokens or engine.tiers[-1].tokens)
@@ -241,8 +246,7 @@ def _checked(log: StartupLog, model: ModelSpec, stages: tuple, version: str, len
     0.14-0.16 the whole model's groups, as its check counts them (kv_report.py first_group_bytes: for one kind of
     layer every stage's KV together, engines.pp_checks_whole_model)."""
     if pp_checks_whole_model(version):
-        laid = logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, log.pp or 1),
-                           [2**62] * len(stages), length, profile_for(version), version)
+        laid = _laid_out(log, model, stages, 2**62, length, version)
         return laid.first_group_bytes if laid is not None else sum(st.bytes_per_sequence(length) for st in stages)
     return max(st.bytes_per_sequence(length) for st in stages)
 
@@ -270,9 +274,7 @@ def predicted_figures(r: SizeResult, consumed_line: bool = False) -> dict[str, A
     estimate the budget subtracts (peak_activation_memory = transient peak + applied estimate, gpu_worker.py
     @ v0.33.0; 0.21 printed the torch peak alone)."""
     pool = r.kv_pool_bytes
-    layout = r.kv_layout
-    per_seq = (layout.bytes_for(r.inputs.context_tokens) if layout is not None and layout.groups > 1
-               else r.kv.bytes_per_sequence(r.inputs.context_tokens))
+    per_seq = r.sequence_kv_bytes(r.inputs.context_tokens)
     activation = r.activation.peak + (r.reserve.cuda_graphs if consumed_line else 0)
     return {
         "total_gib": round(r.gpu.memory_reported_bytes / GIB, 2),
@@ -428,8 +430,7 @@ def advice(spec: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, r: SizeResult, log
         return [f"at max_model_len {inputs.context_tokens:,} this run holds about {r.max_concurrency:.1f} sequences; "
                 "give --concurrency N for what to change to hold N"]
     ctx = inputs.context_tokens
-    layout = r.kv_layout
-    need = target * (layout.bytes_for(ctx) if layout is not None and layout.groups > 1 else r.kv.bytes_per_sequence(ctx))
+    need = target * r.sequence_kv_bytes(ctx)
     pool = r.kv_pool_bytes
     if pool >= need:
         return [f"{target} sequence(s) at {ctx:,} tokens fit: {r.max_concurrency:.1f} would"]

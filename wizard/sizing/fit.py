@@ -82,11 +82,8 @@ class SizeResult(NamedTuple):
     # every stage's KV against the smallest worker's pool, engines.pp_checks_whole_model): (bytes it needs, bytes
     # it is checked against). None where each worker is checked on its own layers.
     startup_check: tuple[int, int] | None = None
-    # What vLLM logs as "GPU KV cache size" (kv_report.py; None where the layout is not modelled: V0, mixed head
-    # sizes): blocks // groups × block size before 0.21 — for a model of several layer kinds not what its pool holds
-    # for requests — and max concurrency × max_model_len from 0.21, kv_capacity_tokens itself
-    logged_kv_tokens: int | None = None
-    # vLLM's layout of the pool (kv_report.py): blocks, groups, what a request of a given length takes
+    # vLLM's layout of the pool (kv_report.py; None where it is not modelled: V0, mixed head sizes): blocks, groups,
+    # what a request of a given length takes, what it logs
     kv_layout: LoggedKv | None = None
 
     @property
@@ -102,6 +99,23 @@ class SizeResult(NamedTuple):
     @property
     def headroom_bytes(self) -> int:
         return self.usable_bytes - self.total_bytes
+
+    @property
+    def logged_kv_tokens(self) -> int | None:
+        """What vLLM logs as "GPU KV cache size": blocks // groups × block size before 0.21 — for a model of several
+        layer kinds not what its pool holds for requests — and max concurrency × max_model_len from 0.21."""
+        return self.kv_layout.tokens if self.kv_layout is not None else None
+
+    @property
+    def kv_blocks(self) -> LoggedKv | None:
+        """vLLM's layout where the sizing counts its blocks: models with layers of several kinds."""
+        return self.kv_layout if self.kv_layout is not None and self.kv_layout.groups > 1 else None
+
+    def sequence_kv_bytes(self, length: int) -> int:
+        """KV bytes one sequence of `length` tokens takes on the sized GPU: vLLM's whole blocks in every layer group
+        (several kinds of layers), else its bytes per token."""
+        blocks = self.kv_blocks
+        return blocks.bytes_for(length) if blocks is not None else self.kv.bytes_per_sequence(length)
 
     @property
     def refused_at_startup(self) -> bool:
@@ -275,7 +289,7 @@ def headroom_notes(gpu: GpuSpec, inputs: SizeInputs, graphs: bool) -> tuple[str,
             f"{h.max_utilization:.2f}",)
 
 
-def layout_notes(blocked, inputs: SizeInputs) -> tuple[str, ...]:
+def layout_notes(blocked: LoggedKv | None, inputs: SizeInputs) -> tuple[str, ...]:
     """How the KV of a model with layers of several kinds was counted: in vLLM's blocks (kv_report.py)."""
     if blocked is None:
         return ()
@@ -411,6 +425,5 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
         + padding_notes(weights, inputs, multiples) + sampler_notes(act, inputs) + startup_check_notes(check, stages, inputs)
         + layout_notes(blocked, inputs),
         startup_check=check,
-        logged_kv_tokens=logged.tokens if logged is not None else None,
         kv_layout=logged,
     )

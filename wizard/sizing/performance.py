@@ -285,10 +285,7 @@ def engine_slots(r: SizeResult, prompt: int, out: int) -> float:
     and what the KV pool holds of sequences of prompt + half the output (a sliding window or a linear layer's state
     counted as the engine budgets them); requests beyond wait in its queue, not in the decode batch."""
     i = r.inputs
-    length = max(1, round(prompt + out / 2))
-    layout = r.kv_layout
-    per_sequence = (layout.bytes_for(length) if layout is not None and layout.groups > 1
-                    else r.kv.bytes_per_sequence(length))
+    per_sequence = r.sequence_kv_bytes(max(1, round(prompt + out / 2)))
     kv = max(1.0, r.kv_pool_bytes / per_sequence) if per_sequence else math.inf
     seqs = i.max_num_seqs or profile_for(i.vllm_version).default_batch(r.gpu, i.context_tokens, r.model,
                                                                         i.vllm_version)[1]
