@@ -142,6 +142,11 @@ def _data() -> dict:
     return json.loads(ENGINES_FILE.read_text(encoding="utf-8"))
 
 
+def rule(name: str) -> dict:
+    """A top-level rule of data/vllm-engines.json (hybrid_kv_layout, pp_whole_model_kv_check, ...), read once."""
+    return _data()[name]
+
+
 def _long_context_rule(rule: dict | None) -> LongContextChunked | None:
     if rule is None:
         return None
@@ -282,5 +287,5 @@ def pp_checks_whole_model(version: str) -> bool:
     """Whether a release checks, with pipeline parallelism, that one max_model_len request's KV of every stage's
     layers fits the smallest worker's KV memory (0.14.0-0.16.x: data/vllm-engines.json pp_whole_model_kv_check);
     elsewhere each worker is checked on its own layers."""
-    rule = _data()["pp_whole_model_kv_check"]
-    return _tuple(rule["from"]) <= release(version) < _tuple(rule["until"])
+    check = rule("pp_whole_model_kv_check")
+    return _tuple(check["from"]) <= release(version) < _tuple(check["until"])

@@ -29,17 +29,14 @@ A model whose attention kinds differ in bytes per token (Gemma 4's global layers
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from pathlib import Path
 from typing import NamedTuple
 
 from wizard.sizing.engine import BLOCK_SIZE
-from wizard.sizing.engines import EngineProfile, release
+from wizard.sizing.engines import EngineProfile, release, rule
 from wizard.sizing.kv_cache import KvShape
 from wizard.specs import CHUNKED, FULL, LINEAR, SLIDING
 
-ENGINES_FILE = Path(__file__).parent / "data" / "vllm-engines.json"
 KINDS = (FULL, SLIDING, LINEAR, CHUNKED)  # the order of KvShape.layer_counts
 
 
@@ -87,17 +84,16 @@ def _kind_blocks(kind: str, length: int, block: int, window: int | None, chunk: 
     return _cdiv(length, block)
 
 
-@lru_cache(maxsize=1)
 def _layout_rules() -> dict:
-    return json.loads(ENGINES_FILE.read_text(encoding="utf-8"))["hybrid_kv_layout"]
+    return rule("hybrid_kv_layout")
 
 
 def _from(version: str, rules: list[dict], key: str):
     """The value of the last rule whose `from` release the version has reached."""
     value = None
-    for rule in rules:
-        if release(version) >= release(rule["from"]):
-            value = rule[key]
+    for entry in rules:
+        if release(version) >= release(entry["from"]):
+            value = entry[key]
     return value
 
 
