@@ -85,6 +85,28 @@ def test_one_kind_of_layer_is_the_plain_block_arithmetic():
     assert laid_out(m, "auto", 1, 1, 8192, pool, 8192, "0.6.4") is None  # V0 has no grouped layout
 
 
+def test_one_kind_of_layer_holds_whole_blocks_and_admits_no_more_than_vllm_logs():
+    """Llama-3.1-8B on an H100: a 1,100-token request holds 69 blocks (1,104 tokens × 131,072 B), and the batch of
+    size is counted in them. At a 2,056-token context a request takes ceil(2,056 / 16) = 129 blocks (2,064 tokens):
+    as many sequences as the pool's blocks // 129 fit (vLLM's maximum concurrency), one more does not — bytes per
+    token alone (blocks × 16 / 2,056) let that one in."""
+    m = catalog("meta-llama/Llama-3.1-8B-Instruct")
+    h100 = find_gpu("h100-sxm-80gb")
+    r = size(m, h100, SizeInputs(context_tokens=8192, concurrency=8, sequence_tokens=1100, max_num_seqs=8))
+    assert r.sequence_kv_bytes(1100) == 1104 * 131_072
+    assert r.kv_cache_bytes == 8192 * 131_072 + 7 * 1104 * 131_072
+
+    def at(n: int):
+        return size(m, h100, SizeInputs(context_tokens=2056, concurrency=n, max_num_seqs=256))
+
+    blocks = at(1).kv_layout.num_blocks
+    admitted = blocks // 129
+    assert blocks * 16 // 2056 == admitted + 1  # the case this test is about: per token, one more would fit
+    assert int(at(1).max_concurrency) == admitted
+    assert [at(n).kv_cache_bytes for n in (admitted, admitted + 1)] == [n * 2064 * 131_072 for n in (admitted, admitted + 1)]
+    assert at(admitted).fits and not at(admitted + 1).fits
+
+
 def test_size_reports_what_vllm_logs_and_admits_what_its_blocks_hold():
     """On 0.10.2 the hybrid model's 'GPU KV cache size' (blocks // groups × block) is a quarter of what its pool
     holds for requests; kv_capacity_tokens stays the pool's capacity at the context (concurrency × context)."""

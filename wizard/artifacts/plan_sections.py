@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from wizard.artifacts.context import autoscaled, on_cluster
 from wizard.sizing.cost import HOURS_PER_MONTH
+from wizard.sizing.engine import BLOCK_SIZE, whole_blocks
 from wizard.specs.contracts import Cost, GpuPriceJson, ManagedCost, ManagedPriceJson, Plan
 
 GIB = 2**30
@@ -125,12 +126,15 @@ def memory_section(plan: Plan) -> Section | None:
              + f" and of {mod.kv_heads} KV heads" + (f" over TP {m.parallel.tp}" if m.parallel.tp > 1 else "")
              + f", head_dim {mod.head_dim}, {mod.attention}")
     encoder = any(n.startswith("image encoder profile") for n in m.notes)
+    blocks_noted = any(n.startswith("KV counted as vLLM") for n in m.notes)  # several layer kinds: a note gives the blocks
     rows = (
         Row("weights", gib(b.weights), f"{mod.params_total:,} parameters at {i.weight_precision}, split TP "
             f"{m.parallel.tp} × PP {m.parallel.pp} (the heaviest stage)"),
         Row("KV cache", gib(b.kv_cache), (f"{i.concurrency} sequences × {i.context_tokens:,} tokens" if i.sequence_tokens
             is None or i.concurrency <= 1 else f"1 sequence × {i.context_tokens:,} tokens (room for a P99-length "
-            f"request) + {i.concurrency - 1} × {i.sequence_tokens:,} typical tokens (prompt + half the output)")
+            f"request) + {i.concurrency - 1} × {i.sequence_tokens:,} typical tokens (prompt + half the output"
+            + (f"; {whole_blocks(i.sequence_tokens):,} in vLLM's whole {BLOCK_SIZE}-token blocks"
+               if whole_blocks(i.sequence_tokens) != i.sequence_tokens and not blocks_noted else "") + ")")
             + f" × {m.kv_bytes_per_token:,} B/token on this GPU ({share})"),
         Row("activations", gib(b.activations), "vLLM's profile peak (the forward pass over the token budget, or the "
             "sampler" + (", or the image encoder over dummy images: see the notes" if encoder else "") + ")"),

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
-from wizard.sizing.engine import BLOCK_SIZE, GIB, unserved_reason
+from wizard.sizing.engine import BLOCK_SIZE, GIB, unserved_reason, whole_blocks
 from wizard.sizing.engines import (
     DEFAULT_VLLM_VERSION,
     SAMPLERS,
@@ -113,9 +113,9 @@ class SizeResult(NamedTuple):
 
     def sequence_kv_bytes(self, length: int) -> int:
         """KV bytes one sequence of `length` tokens takes on the sized GPU: vLLM's whole blocks in every layer group
-        (several kinds of layers), else its bytes per token."""
+        (several kinds of layers), else its bytes per token over whole 16-token blocks."""
         blocks = self.kv_blocks
-        return blocks.bytes_for(length) if blocks is not None else self.kv.bytes_per_sequence(length)
+        return blocks.bytes_for(length) if blocks is not None else self.kv.bytes_per_sequence(whole_blocks(length))
 
     @property
     def refused_at_startup(self) -> bool:
@@ -383,11 +383,11 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     logged = logged_pool(model.layer_kinds, stages, stage_layers(model.num_layers, inputs.pp), pools, ctx, engine,
                          inputs.vllm_version)
     # Layers of several kinds take what vLLM allocates them: whole blocks of the shared page in every group, a linear
-    # state's aligned blocks, the padding layers; one kind is its plain bytes per token.
+    # state's aligned blocks, the padding layers; one kind is its bytes per token over whole blocks.
     blocked = logged if logged is not None and logged.groups > 1 else None
 
     def per_sequence(stage: KvShape, length: int) -> int:
-        return blocked.bytes_for(length) if blocked is not None else stage.bytes_per_sequence(length)
+        return blocked.bytes_for(length) if blocked is not None else stage.bytes_per_sequence(whole_blocks(length))
 
     def held(stage) -> int:  # the KV the concurrency's sequences hold on one stage, in bytes
         if inputs.sequence_tokens is None:
