@@ -100,7 +100,8 @@ BENCH = DATA.parent / "throughput-bench.yaml"
 GPU_NAMES = [("rtx 3090", "rtx3090-24gb"), ("rtx 4090", "rtx4090-24gb"), ("mi300x", "mi300x-192gb"),
              ("h200", "h200-sxm-141gb"), ("h100", "h100-sxm-80gb"), ("a100 80", "a100-sxm-80gb"),
              ("a100", "a100-sxm-80gb"), ("l40s", "l40s-48gb"), ("l4", "l4-24gb")]
-MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-8B-Instruct"}  # same shapes
+MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-8B-Instruct",  # same shapes
+                   "Qwen/Qwen3Guard-Gen-8B": "Qwen/Qwen3-8B"}  # a fine-tune of it: the same shapes
 # Rows that publish no token totals but send the same 1,000 ShareGPT prompts as tp-011 (vllm bench serve's default
 # seed) to a model with the same tokenizer (Qwen3's): tp-011's measured totals, 217,393 prompt and 201,422 output
 # tokens, are their lengths (an assumption the row list states; the outputs can stop at EOS sooner or later).
@@ -126,14 +127,15 @@ def row_lengths(row: dict) -> tuple[int, int] | None:
 def row_precision(row: dict) -> tuple[str, str]:
     """(weight precision, KV dtype) the row's stated weights mean for the sizing core."""
     w = str(row.get("weights_dtype", "")).lower()
+    kv = "fp8" if str(row.get("kv_cache_dtype") or "").startswith("fp8") else "auto"  # the server's flag, where given
     if "fp8" in w and "kv" in w and w.startswith("bf16"):
         return "auto", "fp8"
     if "fp8" in w:
-        return "fp8", "auto"
+        return "fp8", kv
     for bits in ("int4", "int8"):
         if bits in w:
-            return bits, "auto"
-    return "auto", "auto"
+            return bits, kv
+    return "auto", kv
 
 
 def bench_rows() -> list[dict]:
@@ -178,7 +180,10 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     served = int(m.group(1)) if m else model.max_position_embeddings
     precision, kv_dtype = row_precision(row)
     version = row_version(row)
-    seqs = profile_for(version).default_batch(gpu, ctx, model, version)[1]
+    cmd = str(row.get("serve_cmd") or "")
+    pinned = re.search(r"--max[-_]num[-_]seqs[ =](\d+)", cmd)
+    seqs = int(pinned.group(1)) if pinned else profile_for(version).default_batch(gpu, ctx, model, version)[1]
+    gmu = re.search(r"--gpu[-_]memory[-_]utilization[ =]([0-9.]+)", cmd)
     rate = row.get("request_rate")
     conc = row.get("max_concurrency")
     batch_tokens = None
@@ -186,8 +191,18 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         batch_tokens = profile_for(version).default_batch(gpu, served, model, version)[0]
     base = SizeInputs(tp=tp, context_tokens=ctx, concurrency=1, max_num_seqs=seqs, weight_precision=precision,
                       kv_cache_dtype=kv_dtype, vllm_version=version, max_num_batched_tokens=batch_tokens)
+    if gmu:
+        base = base._replace(gpu_memory_utilization=float(gmu.group(1)))
     try:
         probe = size(model, gpu, base)
+        if row.get("available_kv_gib"):
+            # the server's own KV pool ("Available KV cache memory", its utilization unpublished): the utilization
+            # that leaves that pool beside what this sizing puts in the budget
+            pool = probe.kv_capacity_tokens * probe.kv_bytes_per_token
+            want = float(row["available_kv_gib"]) * 2**30
+            base = base._replace(gpu_memory_utilization=min(
+                0.99, base.gpu_memory_utilization + (want - pool) / gpu.memory_reported_bytes))
+            probe = size(model, gpu, base)
     except Exception:
         return []
     fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
@@ -213,6 +228,8 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         ("tpot_mean_ms", perf_.tpot_ms, _metric(row, "tpot_ms", "mean") or _metric(row, "tpot_ms", "median")),
         ("output_tok_s", perf_.output_tokens_per_s, row.get("output_tok_s")),
     ):
+        if name.startswith("ttft") and row.get("ttft_prefix_cached"):
+            continue  # the prompts were served from the prefix cache: no prefill was measured (the row says why)
         if isinstance(meas, (int, float)) and meas > 0:
             out.append((row["id"], name, pred, float(meas), fit_row, gpu.id))
     return out
