@@ -198,7 +198,7 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         if row.get("available_kv_gib"):
             # the server's own KV pool ("Available KV cache memory", its utilization unpublished): the utilization
             # that leaves that pool beside what this sizing puts in the budget
-            pool = probe.kv_capacity_tokens * probe.kv_bytes_per_token
+            pool = probe.kv_pool_bytes
             want = float(row["available_kv_gib"]) * 2**30
             base = base._replace(gpu_memory_utilization=min(
                 0.99, base.gpu_memory_utilization + (want - pool) / gpu.memory_reported_bytes))

@@ -247,8 +247,8 @@ def _checked(log: StartupLog, model: ModelSpec, stages: tuple, version: str, len
     layer every stage's KV together, engines.pp_checks_whole_model)."""
     if pp_checks_whole_model(version):
         laid = _laid_out(log, model, stages, 2**62, length, version)
-        return laid.first_group_bytes if laid is not None else sum(st.bytes_per_sequence(length) for st in stages)
-    return max(st.bytes_per_sequence(length) for st in stages)
+        return laid.first_group_bytes if laid is not None else sum(st.allocated_bytes(length) for st in stages)
+    return max(st.allocated_bytes(length) for st in stages)
 
 
 def _estimated_len_at_logged_memory(log: StartupLog, model: ModelSpec, version: str) -> Item | None:

@@ -11,13 +11,13 @@ from wizard.specs import GpuSpec
 
 VLLM_VERSION = DEFAULT_VLLM_VERSION  # one pinned target: flags are checked against it, images are tagged with it
 BLOCK_SIZE = 16  # tokens per KV block (vLLM's CUDA default); capacity is rounded down to whole blocks
+GIB = 2**30
 
 
 def whole_blocks(tokens: int) -> int:
     """Tokens a sequence of `tokens` occupies in the KV pool: vLLM allocates its cache in whole blocks of
     BLOCK_SIZE (a 1,100-token request holds 69 blocks, 1,104 tokens)."""
     return -(-tokens // BLOCK_SIZE) * BLOCK_SIZE
-GIB = 2**30
 
 
 def default_max_num_batched_tokens(gpu: GpuSpec, version: str = VLLM_VERSION) -> int:

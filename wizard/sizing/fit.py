@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from wizard.errors import InputError
 from wizard.sizing.activations import ActivationPeak, activation_peak
-from wizard.sizing.engine import BLOCK_SIZE, GIB, unserved_reason, whole_blocks
+from wizard.sizing.engine import BLOCK_SIZE, GIB, unserved_reason
 from wizard.sizing.engines import (
     DEFAULT_VLLM_VERSION,
     SAMPLERS,
@@ -114,8 +114,7 @@ class SizeResult(NamedTuple):
     def sequence_kv_bytes(self, length: int) -> int:
         """KV bytes one sequence of `length` tokens takes on the sized GPU: vLLM's whole blocks in every layer group
         (several kinds of layers), else its bytes per token over whole 16-token blocks."""
-        blocks = self.kv_blocks
-        return blocks.bytes_for(length) if blocks is not None else self.kv.bytes_per_sequence(whole_blocks(length))
+        return sequence_bytes(self.kv_blocks, self.kv, length)
 
     @property
     def refused_at_startup(self) -> bool:
@@ -289,6 +288,12 @@ def headroom_notes(gpu: GpuSpec, inputs: SizeInputs, graphs: bool) -> tuple[str,
             f"{h.max_utilization:.2f}",)
 
 
+def sequence_bytes(blocked: LoggedKv | None, stage: KvShape, length: int) -> int:
+    """KV bytes one sequence of `length` tokens takes on a GPU of `stage`: vLLM's blocks in every layer group where
+    its layout is counted in blocks (several kinds of layers), else the stage's bytes over whole 16-token blocks."""
+    return blocked.bytes_for(length) if blocked is not None else stage.allocated_bytes(length)
+
+
 def layout_notes(blocked: LoggedKv | None, inputs: SizeInputs) -> tuple[str, ...]:
     """How the KV of a model with layers of several kinds was counted: in vLLM's blocks (kv_report.py)."""
     if blocked is None:
@@ -386,14 +391,11 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     # state's aligned blocks, the padding layers; one kind is its bytes per token over whole blocks.
     blocked = logged if logged is not None and logged.groups > 1 else None
 
-    def per_sequence(stage: KvShape, length: int) -> int:
-        return blocked.bytes_for(length) if blocked is not None else stage.bytes_per_sequence(whole_blocks(length))
-
     def held(stage) -> int:  # the KV the concurrency's sequences hold on one stage, in bytes
         if inputs.sequence_tokens is None:
-            return per_sequence(stage, ctx) * inputs.concurrency
+            return sequence_bytes(blocked, stage, ctx) * inputs.concurrency
         typical = min(inputs.sequence_tokens, ctx)
-        return per_sequence(stage, ctx) + per_sequence(stage, typical) * (inputs.concurrency - 1)
+        return sequence_bytes(blocked, stage, ctx) + sequence_bytes(blocked, stage, typical) * (inputs.concurrency - 1)
 
     load = [weights.per_stage[s] + held(stages[s]) for s in range(inputs.pp)]
     # the GPU that runs out first: vLLM's fewest blocks where its layout counts them, else the least capacity
@@ -406,7 +408,7 @@ def size(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs) -> SizeResult:
     kv_bytes = held(kv)
     check = None
     if inputs.pp > 1 and pp_checks_whole_model(inputs.vllm_version):
-        whole = logged.first_group_bytes if logged is not None else sum(st.bytes_per_sequence(ctx) for st in stages)
+        whole = logged.first_group_bytes if logged is not None else sum(st.allocated_bytes(ctx) for st in stages)
         check = (whole, min(pools))
     return SizeResult(
         model=model,

@@ -22,7 +22,7 @@ Only the layers of one PP stage live on a GPU.
 from functools import lru_cache
 from typing import NamedTuple
 
-from wizard.sizing.engine import BLOCK_SIZE
+from wizard.sizing.engine import BLOCK_SIZE, whole_blocks
 from wizard.sizing.layout import stage_layers
 from wizard.specs import CHUNKED, FULL, LINEAR, SLIDING, ModelSpec
 
@@ -65,6 +65,11 @@ class KvShape(NamedTuple):
         """KV bytes one sequence of `context` tokens holds on this GPU."""
         return (self.full_bytes_per_token * context + self.sliding_bytes_per_token * self.sliding_tokens(context)
                 + self.chunked_bytes_per_token * self.chunked_tokens(context) + self.state_bytes_per_sequence)
+
+    def allocated_bytes(self, length: int) -> int:
+        """KV bytes vLLM allocates one sequence of `length` tokens on this GPU: its bytes over whole blocks (what the
+        pool admits; bytes_per_sequence is what a decode step reads)."""
+        return self.bytes_per_sequence(whole_blocks(length))
 
     def bytes_per_token(self, context: int) -> int:
         """Average KV bytes per token at this context (equals the plain per-token figure without windows/state)."""
