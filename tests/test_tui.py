@@ -65,7 +65,14 @@ def comparable(typed) -> dict:
     return {**plan, "path": [(s["node"], s["value"]) for s in plan["path"]]}
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in SCENARIOS.glob("*.yaml")))
+# Every scenario is walked through the session in test_session.py; the screen walk takes about ten seconds each, so
+# it runs one scenario per plan form (CPU, one GPU, TP node, TP+PP nodes, managed API) and the two scenarios whose
+# answers file pre-sets something the first screen shows.
+WALKED = ("tiny_offline_cpu", "llama8b_high_traffic", "llama70b_bf16", "very_large_model", "bursty_pay_as_you_go",
+          "single_replica_forced", "llama8b_tp_forced")
+
+
+@pytest.mark.parametrize("name", WALKED)
 def test_walkthrough_gives_the_same_plan_as_plan_answers(name, screen_snapshot):
     answers = scenario(name)
     reference = run_answers(answers)
