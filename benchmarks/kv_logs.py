@@ -3,6 +3,7 @@
 For each log of tests/data/vllm_logs/index.yaml: its version and engine profile, then — where checks.yaml says
 how to re-run it (the catalog model and card the thread names) — the predicted and logged headline figure
 ("GPU KV cache size" tokens, else the available KV memory) and the error. Rows the data cannot predict say why.
+Then the start-up figures published in reports rather than logs (reports.yaml), checked the same way.
 Usage: python benchmarks/kv_logs.py
 """
 
@@ -16,8 +17,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from wizard.session.check_log import check_log  # noqa: E402
+from wizard.session.check_log import check_log, check_startup  # noqa: E402
 from wizard.sizing.engines import profile_for, release  # noqa: E402
+from wizard.sources.vllm_log import StartupLog  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "vllm_logs"
 
@@ -42,15 +44,18 @@ def main() -> int:
     checks = yaml.safe_load((DATA / "checks.yaml").read_text(encoding="utf-8"))
     print(f"{'row':48} {'version':>9} {'profile':>10} {'figure':>16} {'predicted':>10} {'logged':>10} {'error':>8}")
     within = counted = fitted = 0
-    for row in index:
-        spec = checks.get(row["id"])
+    reports = yaml.safe_load((DATA / "reports.yaml").read_text(encoding="utf-8"))
+    for row in [*index, *reports]:
+        spec = row if "stated" in row else checks.get(row["id"])
         if spec is None:
             print(f"{row['id']:48} {'':>9} {'':>10} not predictable: {_why_not(row)}")
             continue
         o = dict(spec["options"])
         version = str(o.pop("vllm_version"))
-        c = check_log(DATA / row["file"], model=o.pop("model"), gpu=o.pop("gpu", None), vllm_version=version,
-                      weights_from_log=bool(o.pop("weights_from_log", False)), run=o)
+        given = dict(model=o.pop("model"), gpu=o.pop("gpu", None), vllm_version=version,
+                     weights_from_log=bool(o.pop("weights_from_log", False)), run=o)
+        c = (check_startup(StartupLog(**row["stated"]), row["id"], **given) if "stated" in row
+             else check_log(DATA / row["file"], **given))
         head = next((i for i in c.items if i.name == "kv_tokens"), None) or next(
             (i for i in c.items if i.name in ("available_kv_gib", "kv_tokens_at_logged_memory", "kv_needed_gib")), None)
         if head is None:
@@ -69,7 +74,7 @@ def main() -> int:
               + (f"  ({head.predicted - head.logged:+.2f} GiB; a start that (nearly) failed is scored against its "
                  "budget, total × utilization)" if head.name == "available_kv_gib" and head.logged <= 2 else ""))
     print(f"{within}/{counted} held-out predictable rows within 3 % (+ {fitted} row a constant was measured on); "
-          f"{len(index) - counted - fitted} rows not predictable from their data")
+          f"{len(index) + len(reports) - counted - fitted} rows not predictable from their data")
     return 0
 
 

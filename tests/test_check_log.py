@@ -98,6 +98,53 @@ def test_each_predictable_log_is_checked_against_its_own_release(row_id):
         assert r.code == 1 and abs(head["difference"]) > 0.03 and "off by more than 3 %" in out["verdict"]
 
 
+REPORTS = yaml.safe_load((DATA / "reports.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("row", REPORTS, ids=[r["id"] for r in REPORTS])
+def test_each_report_is_checked_like_a_log_of_its_release(row):
+    """A report's table states what the start-up log printed: the same check, from the stated figures."""
+    from wizard.session.check_log import check_startup
+    from wizard.sources.vllm_log import StartupLog
+
+    o = dict(row["options"])
+    stated = StartupLog(**row["stated"])
+    c = check_startup(stated, row["id"], model=o.pop("model"), gpu=o.pop("gpu"), vllm_version=str(o.pop("vllm_version")),
+                      run=o)
+    assert c.vllm_version == row["stated"]["version"] and c.version_from == "log"
+    items = {i.name: i for i in c.items}
+    for name in ("kv_tokens", "available_kv_gib", "weights_gib"):  # every stated figure is compared
+        assert items[name].logged == row["stated"][name]
+    if row["expect"] == "match":
+        assert c.matches and abs(items["kv_tokens"].difference) <= 0.03, c.verdict
+    else:
+        assert not c.matches
+    # what the report leaves to vLLM's defaults is named as assumed
+    assert any("gpu_memory_utilization not in the log" in n for n in c.said)
+
+
+def test_the_h200_report_is_the_sum_of_its_parts_by_hand():
+    """0.14.1 on an H200 (139.81 GiB), Llama-3.1-70B FP8 (ModelOpt) with an fp8 KV cache at the default 0.9:
+    usable 125.83 GiB − weights 67.70 (72,656,373,952 B of checkpoint + 32 MiB RoPE cache) − sampler warm-up 4.77
+    (1,024 seqs × 128,256 × 39 B) − non-torch 0.04 leaves 53.32 GiB; 80 layers × 2 × 8 heads × 128 × 1 B = 163,840 B
+    a token, in whole 16-token blocks: 349,440 tokens against 348,304 stated (+0.3 %)."""
+    from wizard.session.check_log import check_startup
+    from wizard.sources.vllm_log import StartupLog
+
+    row = next(r for r in REPORTS if r["id"] == "r_s11_h200_llama31_70b_fp8_v0141")
+    c = check_startup(StartupLog(**row["stated"]), row["id"], model="nvidia/Llama-3.1-70B-Instruct-FP8",
+                      gpu="h200-sxm-141gb")
+    items = {i.name: i for i in c.items}
+    usable = 139.81 * GIB * 0.9
+    weights = 72_656_373_952 + 131_072 * 128 * 2
+    sampler = 1024 * 128_256 * 39
+    assert items["weights_gib"].predicted == round(weights / GIB, 2) == 67.7
+    assert c.predicted["activation_peak_gib"] == round(sampler / GIB, 2)
+    free = usable - weights - sampler - c.predicted["non_torch_gib"] * GIB
+    per_block = 16 * 80 * 2 * 8 * 128
+    assert items["kv_tokens"].predicted == pytest.approx(int(free // per_block) * 16, abs=16)
+
+
 def test_v0_rows_reproduce_the_logged_budget_parts_by_hand():
     """v0_10511 (Llama-3-8B, H100 79.22 GiB, gmu 0.9): usable 71.30 GiB − weights 14.96 − activation 1.26 −
     non-torch 1.79 = 53.29 GiB logged. The V0 profile predicts weights 14.99 (8,030,261,248 × 2 B + the 32 MiB RoPE

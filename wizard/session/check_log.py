@@ -296,7 +296,15 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
     """Read, predict, compare. `run`: engine arguments the log does not show (tp, max_model_len, ...); the log's
     own win. `weights_from_log`: the model gives the shapes, the log's "Model loading took" the weights (a
     checkpoint the catalog cannot size). Raises InputError for an unreadable file or one that is no vLLM log."""
-    log = read_log(path)
+    return check_startup(read_log(path), str(path), model=model, gpu=gpu, vllm_version=vllm_version,
+                         concurrency=concurrency, run=run, weights_from_log=weights_from_log)
+
+
+def check_startup(log: StartupLog, label: str, *, model: str | None = None, gpu: str | None = None,
+                  vllm_version: str | None = None, concurrency: int | None = None, run: dict[str, Any] | None = None,
+                  weights_from_log: bool = False) -> LogCheck:
+    """check_log over figures already read: a parsed log, or a published report that states the same figures
+    (its version, "Available KV cache memory", "GPU KV cache size", weights). `label` names where they came from."""
     said: list[str] = []
     if log.starts > 1:
         said.append(f"the file holds {log.starts} start-ups: the last one that states figures is checked")
@@ -331,7 +339,7 @@ def check_log(path: Path, *, model: str | None = None, gpu: str | None = None, v
     flags = {k: getattr(log, k) for k in ("tp", "pp", "max_model_len", "gpu_memory_utilization", "max_num_seqs",
                                           "max_num_batched_tokens", "quantization", "kv_cache_dtype", "enforce_eager",
                                           "sampler")}
-    check = LogCheck(path=str(path), log=log, vllm_version=version, version_from=version_from,
+    check = LogCheck(path=label, log=log, vllm_version=version, version_from=version_from,
                      model=spec.id if spec else (model or log.model), model_from=model_from,
                      gpu=card.id if card else None, gpu_from=gpu_from, flags=flags, said=said)
     if spec is None or card is None:
