@@ -168,6 +168,10 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         model, gpu = load_catalog_model(find_entry(model_id)), find_gpu(gpu_id or "")
     except Exception:  # a model or card outside the catalog: not predicted
         return []
+    if row.get("gpus_per_pod"):
+        # TP ranks in separate pods (Ray workers, one GPU each): NCCL sees separate hosts, so every all-reduce
+        # takes the network path, as across nodes, and vLLM's custom all-reduce is off (it needs one host)
+        gpu = gpu._replace(gpus_per_node=int(row["gpus_per_pod"]))
     lengths = row_lengths(row)
     if lengths is None:
         return []
@@ -331,7 +335,8 @@ def fit() -> None:
 # cannot land inside it.
 GRIDS = {"step_overhead_s": (0.0, 0.01, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05),
          "eff_flops": (0.45, 0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03, 0.02),
-         "frontend_s": (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08)}
+         "frontend_s": (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08),
+         "eff_bandwidth": (0.75, 0.65, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3, 0.25)}
 
 
 def _forget() -> None:
@@ -343,7 +348,8 @@ def _forget() -> None:
 # The metric each constant governs, and the one its fit scores: a step's fixed cost sets the decode steps (TPOT), the
 # FLOPS efficiency the prompt-carrying steps and the front end the request's start (TTFT). Scoring each on its own
 # metric keeps two constants from trading one metric's error against another's on the same two rows.
-GOVERNS = {"step_overhead_s": ("tpot_mean_ms",), "eff_flops": ("ttft_mean_ms",), "frontend_s": ("ttft_mean_ms",)}
+GOVERNS = {"step_overhead_s": ("tpot_mean_ms",), "eff_flops": ("ttft_mean_ms",), "frontend_s": ("ttft_mean_ms",),
+           "eff_bandwidth": ("tpot_mean_ms",)}
 
 
 def fit_speed_entries() -> None:

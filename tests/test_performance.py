@@ -247,6 +247,23 @@ def test_a_gddr_card_runs_at_its_card_class_efficiencies(llama8b):
     assert perf.flops_efficiency(find_gpu("h100-sxm-80gb"), perf.speed_for("0.33.0", "LlamaForCausalLM")) == EFF_FL
 
 
+def test_an_amd_card_decodes_at_the_rocm_entrys_bandwidth_share(llama8b):
+    """data/vllm-speed.json rocm-decode: ROCm builds read weights at a share of the MI300X's peak the entry names
+    (fitted on gpt-oss-120b at 0.17.0), for every release; an NVIDIA card of the same release keeps the HBM default.
+    mi300x-192gb (catalog): 5.3e12 B/s. One Llama-3.1-8B decode at 1000 + 200 tokens reads
+        (16,060,522,496 − RoPE cache + 131,072 × 1100) B / (5.3e12 × eff_bandwidth)."""
+    mi300x = find_gpu("mi300x-192gb")
+    speed = perf.speed_for("0.33.0", "LlamaForCausalLM", "amd")
+    assert speed.profile == "rocm-decode" and speed.eff_bandwidth is not None and speed.eff_bandwidth < perf.EFF_BANDWIDTH
+    assert perf.speed_for("0.33.0", "LlamaForCausalLM", "nvidia").eff_bandwidth is None
+    r = size(llama8b, mi300x, SizeInputs(context_tokens=1200))
+    p = performance(r, Workload(1, 1000, 200))
+    read = r.weights.per_gpu - r.weights.buffers
+    _close(p.decode_memory_ms, (read + L8_KV_PER_TOKEN * 1100) / (5.3e12 * speed.eff_bandwidth) * 1000)
+    # the entry names no FLOPS efficiency: prefill runs at the HBM class's
+    assert perf.flops_efficiency(mi300x, speed) == perf.EFF_FLOPS
+
+
 def test_the_step_overhead_of_a_speed_entry_adds_to_every_step(h100):
     """The same DeepSeek-R1 TP 8 sizing on 0.7.3 and on 0.33: one decode step differs by the entry's step overhead
     plus the prefill efficiency's share (none in a pure decode step below the ridge point)."""

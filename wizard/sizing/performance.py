@@ -51,8 +51,9 @@ EFF_FLOPS = 0.3  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (
 #                  rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts) and the H100 bench fit rows
 EFF_FLOPS_GDDR = 0.6  # the same on GDDR (consumer, workstation) cards: the GDDR fit rows of throughput-bench.yaml
 FRONTEND_S = 0.01  # API server per request (tokenisation, detokenisation, HTTP): the GDDR fit rows (0.4.1, unnamed)
-# Releases and model families measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0 engine):
-# data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
+# Releases, model families and vendors measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0
+# engine, ROCm's decode at about a third of the MI300X's peak bandwidth):
+# data/vllm-speed.json; 0.33 on NVIDIA cards has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
@@ -69,6 +70,7 @@ class Speed(NamedTuple):
     frontend_s: float
     eff_flops: float | None  # None: the card's memory technology's (EFF_FLOPS, EFF_FLOPS_GDDR)
     profile: str  # the entry's id, or "default"
+    eff_bandwidth: float | None = None  # None: the card's memory technology's (EFF_BANDWIDTH, EFF_BANDWIDTH_GDDR)
 
 
 @lru_cache(maxsize=1)
@@ -86,7 +88,7 @@ def speed_for(version: str, architecture: str, vendor: str = "nvidia") -> Speed:
         if release(e["from"]) <= r < release(e["until"]) and (not e.get("architectures") or architecture in e["architectures"]) and (
                 not e.get("vendors") or vendor in e["vendors"]):
             return Speed(e.get("step_overhead_s", STEP_OVERHEAD_S), e.get("frontend_s", FRONTEND_S),
-                         e.get("eff_flops"), e["id"])
+                         e.get("eff_flops"), e["id"], e.get("eff_bandwidth"))
     return Speed(STEP_OVERHEAD_S, FRONTEND_S, None, "default")
 
 
@@ -176,12 +178,13 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     # Decode reads what a sequence holds in steady state: sliding layers only their window (not the engine's
     # per-request budget, which covers a prefill chunk).
     kv_read = decodes * r.kv._replace(batched_tokens=None).bytes_per_sequence(max(1, int(avg_context)))
-    memory = (weights_read_per_step(r, tokens) + kv_read) / (g.mem_bw_bytes_s * bandwidth_efficiency(g))
+    speed = speed_for(i.vllm_version, m.architecture, g.vendor)
+    memory = (weights_read_per_step(r, tokens) + kv_read) / (g.mem_bw_bytes_s * bandwidth_efficiency(g, speed))
     active = r.params.active / (i.tp * i.pp)
     attn = attention_flops_per_token(m, avg_context) / (i.tp * i.pp)
     prefill_attn = attention_flops_per_token(m, avg_context / 2) / (i.tp * i.pp)  # causal: half on average
     flops = (2 * active + attn) * decodes + (2 * active + prefill_attn) * prefill
-    compute = flops / (flops_per_gpu(g, r.weights.format) * flops_efficiency(g, speed_for(i.vllm_version, m.architecture, g.vendor)))
+    compute = flops / (flops_per_gpu(g, r.weights.format) * flops_efficiency(g, speed))
     comm = 0.0
     if i.tp > 1:
         link = g.interconnect_bytes_s or 32e9
@@ -224,8 +227,11 @@ def is_gddr(g: GpuSpec) -> bool:
     return g.memory_type.upper().startswith("GDDR")
 
 
-def bandwidth_efficiency(g: GpuSpec) -> float:
-    """Achieved share of peak memory bandwidth in decode, by memory technology."""
+def bandwidth_efficiency(g: GpuSpec, speed: Speed | None = None) -> float:
+    """Achieved share of peak memory bandwidth in decode: a release's or vendor's entry where it names one, else by
+    memory technology."""
+    if speed is not None and speed.eff_bandwidth is not None:
+        return speed.eff_bandwidth
     return EFF_BANDWIDTH_GDDR if is_gddr(g) else EFF_BANDWIDTH
 
 
