@@ -193,8 +193,10 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     batch_tokens = None
     if profile_for(version).no_chunked_prefill:
         batch_tokens = profile_for(version).default_batch(gpu, served, model, version)[0]
+    steps = re.search(r"--num[-_]scheduler[-_]steps[ =](\d+)", cmd)  # V0's multi-step scheduling
     base = SizeInputs(tp=tp, context_tokens=ctx, concurrency=1, max_num_seqs=seqs, weight_precision=precision,
-                      kv_cache_dtype=kv_dtype, vllm_version=version, max_num_batched_tokens=batch_tokens)
+                      kv_cache_dtype=kv_dtype, vllm_version=version, max_num_batched_tokens=batch_tokens,
+                      scheduler_steps=int(steps.group(1)) if steps else 1)
     if gmu:
         base = base._replace(gpu_memory_utilization=float(gmu.group(1)))
     try:

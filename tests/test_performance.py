@@ -123,6 +123,41 @@ def test_an_idle_replica_answers_in_the_front_end_plus_half_a_step_plus_the_pref
     _close(p.ttft_p99_ms, (perf.FRONTEND_S + chunk + chunk) * 1000, rel=1e-4)  # a running step may itself be a chunk
 
 
+def test_multi_step_scheduling_makes_a_new_request_wait_out_the_running_block(llama8b, h100):
+    """V0's --num-scheduler-steps 12 (PR #8378): prompts join only a block's first step. An idle replica: the mean
+    wait is half a block of 12 decode steps (not half a step), the P99 a whole block (its first step may carry a
+    chunk, the other 11 decode); TPOT is still one decode step."""
+    r = size(llama8b, h100, SizeInputs(scheduler_steps=12))
+    p = performance(r, Workload(1, 1000, 200, rate=1e-6))
+    dec = step_of(r, 1, 0, 1100)[0]
+    chunk = step_of(r, 1, 1000, 1100)[0]
+    _close(p.ttft_ms, (perf.FRONTEND_S + 12 * dec / 2 + chunk) * 1000, rel=1e-4)
+    _close(p.ttft_p99_ms, (perf.FRONTEND_S + chunk + 11 * dec + chunk) * 1000, rel=1e-4)
+    _close(p.tpot_ms, dec * 1000, rel=1e-4)
+
+
+def test_multi_step_scheduling_takes_one_chunk_a_block(llama8b, h100):
+    """P = 20,000 at an 8192-token budget: 3 chunks, one in each of 3 blocks of 4 steps, so the prompt also waits
+    the 3 decode steps of the first two blocks; a closed loop's burst of 16 × 1000 tokens (2 chunks of 8176) likewise
+    takes a block per chunk; the prefill ceiling is a chunk per block."""
+    r = size(llama8b, h100, SizeInputs(context_tokens=32768, scheduler_steps=4))
+    p = performance(r, Workload(1, 20_000, 100, rate=1e-6))
+    chunk = step_of(r, 1, 8191, 20_050)[0]
+    dec = step_of(r, 1, 0, 20_050)[0]
+    _close(p.ttft_ms, (perf.FRONTEND_S + 4 * dec / 2 + 3 * chunk + 2 * 3 * dec) * 1000, rel=1e-4)
+    r16 = size(llama8b, h100, SizeInputs(concurrency=16, scheduler_steps=4))
+    waves = performance(r16, Workload(16, 1000, 200, prompts=100, synchronized=True))
+    block = step_of(r16, 16, 8176, 1100)[0] + 3 * step_of(r16, 16, 0, 1100)[0]
+    _close(waves.ttft_ms, (perf.FRONTEND_S + (2 + 1) / 2 * block) * 1000, rel=1e-6)
+    # prompts far beyond the ceiling: every block's first step carries a chunk, the other 3 decode (f = 1 / 4);
+    # single-step scheduling puts a chunk in every step
+    flood = performance(r16, Workload(1000, 1000, 10, rate=1000.0))
+    assert flood.saturated
+    _close(flood.prefill_share, 1 / 4)
+    single = performance(size(llama8b, h100, SizeInputs(concurrency=16)), Workload(1000, 1000, 10, rate=1000.0))
+    _close(single.prefill_share, 1.0)
+
+
 def test_a_prompt_longer_than_the_budget_takes_several_chunks(llama8b, h100):
     """P = 20,000 with budget 8192 − 1 decode = 8191 per chunk: ceil(20000 / 8191) = 3 chunk steps."""
     r = size(llama8b, h100, SizeInputs(context_tokens=32768))

@@ -61,6 +61,9 @@ class SizeInputs(NamedTuple):
     # checkpoint the catalog cannot size (a fine-tune, an unlisted quantization) keeps its architecture's shapes
     # and the log's weights; the other stages scale with it. None: computed from the checkpoint.
     weights_per_gpu: int | None = None
+    # V0's --num-scheduler-steps (multi-step scheduling, vLLM 0.6.0 until V0's removal; PR #7000, #8378): the scheduler
+    # runs once per block of this many steps and takes new prompts only in a block's first step. 1: every step.
+    scheduler_steps: int = 1
 
 
 class SizeResult(NamedTuple):

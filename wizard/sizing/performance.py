@@ -24,7 +24,9 @@ carries prefill chunks (λ × prompt / chunk steps per second); those are longer
 A benchmark's closed loop starts with all B requests at once: that burst waits for B prompts' chunks in turn and
 weighs B / prompts in its mean TTFT (Workload.prompts; the planner's steady state has none). When every request has
 the same lengths (Workload.synchronized: vllm bench serve's random dataset, range ratio 0, --ignore-eos) the B
-requests also finish together, and every wave is such a burst.
+requests also finish together, and every wave is such a burst. V0's multi-step scheduling (--num-scheduler-steps n)
+takes new prompts only in the first step of a block of n: a new request waits out half a block on average (a whole
+one at P99), a prompt's chunks are one a block, and the prefill ceiling is a chunk per block.
 
 Efficiencies are fitted by `python benchmarks/throughput.py --fit` on the rows marked fit: true of
 tests/data/throughput-bench.yaml and tests/data/throughput-dev.yaml, and reported on the rest.
@@ -359,13 +361,18 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         return (max(m, c) + k + overhead) * i.pp + hand_off
 
     s_dec = step(0.0)
+    # Multi-step scheduling (V0's --num-scheduler-steps n): prompts join only the first step of a block of n steps,
+    # the other n − 1 decode (PR #8378: "single step prefills"), so a prompt's chunks are one a block.
+    n = max(1, i.scheduler_steps)
     alone = min(chunk, float(prompt))  # one prompt's chunk
     # TTFT of one prompt alone: its chunks pass the stages one after another (PP does not cut it)
-    service = -(-prompt // int(chunk)) * step(alone)
+    chunks = -(-prompt // int(chunk))
+    service = chunks * step(alone) + (chunks - 1) * (n - 1) * s_dec
     request = frontend + service + out * s_dec
-    # The prefill ceiling: with every step carrying a full chunk, prompts are read at chunk / step tokens per second;
-    # arrivals beyond it cannot be served, whatever the queue (a closed loop then waits, an open loop is overloaded).
-    lam_max = MAX_UTILIZATION * chunk / step(chunk) / max(1, prompt)
+    # The prefill ceiling: with every step (every block's first step) carrying a full chunk, prompts are read at
+    # chunk / (step + the block's decode steps) tokens per second; arrivals beyond it cannot be served, whatever the
+    # queue (a closed loop then waits, an open loop is overloaded).
+    lam_max = MAX_UTILIZATION * chunk / (step(chunk) + (n - 1) * s_dec) / max(1, prompt)
     lam = min(lam_max, w.rate if w.rate is not None else b / request)
     # A request's own decode steps carry the prompts of the others only: in a closed loop each of the b clients
     # sends one request per cycle, so while one decodes the other b − 1 arrive at (b − 1) / b of the rate (one
@@ -373,15 +380,16 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     others = 1.0 if w.rate is not None else (b - 1) / b
     s_avg, f, tokens, s_mix, s_seen = s_dec, 0.0, alone, step(alone), s_dec
     for _ in range(80):
-        # a prefill step carries the prompt tokens that arrived during a step (at least one prompt's chunk)
-        tokens = min(chunk, max(alone, lam * prompt * s_avg))
+        # a prefill step carries the prompt tokens that arrived during a step (a block of n steps under multi-step
+        # scheduling), at least one prompt's chunk
+        tokens = min(chunk, max(alone, lam * prompt * n * s_avg))
         s_mix = step(tokens)
-        f = min(1.0, lam * prompt / tokens * s_avg)  # share of steps that carry prompt tokens
+        f = min(1.0 / n, lam * prompt / tokens * s_avg)  # share of steps that carry prompt tokens
         s_new = s_dec + f * (s_mix - s_dec)
         s_seen = s_dec + others * f * (s_mix - s_dec)  # the steps one request decodes through: its TPOT
         u = min(MAX_UTILIZATION, f * s_mix / s_new)  # share of time in prefill steps: the prefill server's load
         wait = u * service / (2 * (1 - u))  # M/D/1
-        ttft = frontend + s_new / 2 + service + wait
+        ttft = frontend + n * s_new / 2 + service + wait  # a new request waits out half the running step (block)
         request = ttft + out * s_seen
         # damped: a closed loop's arrivals and its queue settle together (an undamped step can jump between them)
         lam_new = min(lam_max, w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request)
@@ -393,7 +401,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     g = others * f  # share of a request's decode steps that carry others' prompt chunks
     tpot99 = min(s_mix, s_seen + Z99 * math.sqrt(g * (1 - g) / out) * (s_mix - s_dec)) if out > 1 else s_seen
     wait99 = md1_wait_p99(u, service)
-    ttft99 = frontend + s_mix + service + max(wait99, wait)
+    ttft99 = frontend + s_mix + (n - 1) * s_dec + service + max(wait99, wait)
     if w.rate is None and lam >= lam_max * (1 - 1e-9) and b / lam > request:
         # prefill-bound closed loop: the b clients share lam_max requests/s, so each request takes b / lam_max; the
         # difference over the steps' own time is waiting for the chunk budget, before the first token
@@ -402,7 +410,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     if w.rate is None and (w.synchronized or (w.prompts and w.prompts > 0)):
         # a closed-loop benchmark begins with all b requests at once: their prompts take the chunk budget in turn
         burst_steps = -(-int(b * prompt) // int(chunk))
-        full = step(min(chunk, b * prompt))
+        full = step(min(chunk, b * prompt)) + (n - 1) * s_dec  # a chunk's step and, multi-step, its block's decodes
         burst = frontend + (burst_steps + 1) / 2 * full
         share = 1.0 if w.synchronized or not w.prompts else min(1.0, b / w.prompts)
         ttft = share * burst + (1 - share) * ttft
