@@ -45,7 +45,9 @@ CAUSES = {
     "consumed_gib": "weights + non-torch memory at the profile's end (the line of 0.28 on): the checkpoint's bytes, "
                     "or non-torch memory (CUDA context, NCCL, custom all-reduce) beyond the profile's figure",
     "non_torch_gib": "non-torch memory (CUDA context, cuBLAS, NCCL, custom all-reduce) depends on the interconnect "
-                     "and libraries; the profile holds one figure per layout kind",
+                     "and libraries; the profile holds one figure per layout kind (TP 2 or PCIe logs: above 2 GPUs on "
+                     "an NVLink switch, H100 and newer, NCCL also allocates NVLink SHARP buffers, vllm-project/vllm "
+                     "issue 9699; NCCL_NVLS_ENABLE=0 leaves them out)",
     "cuda_graph_gib": "the CUDA graph pool grows with the capture sizes (max_num_seqs) and the model; the profile "
                       "holds one figure",
     "available_kv_gib": "the sum of the parts above, against total × gpu_memory_utilization",
