@@ -101,7 +101,13 @@ GPU_NAMES = [("rtx 3090", "rtx3090-24gb"), ("rtx 4090", "rtx4090-24gb"), ("mi300
              ("h200", "h200-sxm-141gb"), ("h100", "h100-sxm-80gb"), ("a100 80", "a100-sxm-80gb"),
              ("a100", "a100-sxm-80gb"), ("l40s", "l40s-48gb"), ("l4", "l4-24gb")]
 MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-8B-Instruct",  # same shapes
-                   "Qwen/Qwen3Guard-Gen-8B": "Qwen/Qwen3-8B"}  # a fine-tune of it: the same shapes
+                   "Qwen/Qwen3Guard-Gen-8B": "Qwen/Qwen3-8B",  # a fine-tune of it: the same shapes
+                   # DeepSeek-R1 distills: fine-tunes with their base's shapes (the rows' model_basis; Qwen-7B's
+                   # rope_theta differs, which sizes nothing). R1-Distill-Qwen-1.5B unties its output layer: no
+                   # catalog model has its shapes, so its rows are not predicted.
+                   "deepseek-ai/DeepSeek-R1-Distill-Llama-8B": "meta-llama/Llama-3.1-8B",
+                   "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": "Qwen/Qwen2.5-7B",
+                   "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B": "Qwen/Qwen2.5-14B"}
 # Rows that publish no token totals but send the same 1,000 ShareGPT prompts as tp-011 (vllm bench serve's default
 # seed) to a model with the same tokenizer (Qwen3's): tp-011's measured totals, 217,393 prompt and 201,422 output
 # tokens, are their lengths (an assumption the row list states; the outputs can stop at EOS sooner or later).
@@ -234,8 +240,8 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         ("tpot_mean_ms", perf_.tpot_ms, _metric(row, "tpot_ms", "mean") or _metric(row, "tpot_ms", "median")),
         ("output_tok_s", perf_.output_tokens_per_s, row.get("output_tok_s")),
     ):
-        if name.startswith("ttft") and row.get("ttft_prefix_cached"):
-            continue  # the prompts were served from the prefix cache: no prefill was measured (the row says why)
+        if name.startswith("ttft") and (row.get("ttft_prefix_cached") or row.get("ttft_not_steady")):
+            continue  # no prefill measured (prefix cache), or no steady-state TTFT (the row says why)
         if isinstance(meas, (int, float)) and meas > 0:
             out.append((row["id"], name, pred, float(meas), fit_row, gpu.id))
     return out
