@@ -168,19 +168,40 @@ def row_version(row: dict) -> str:
 
 def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
     """[(row id, metric, predicted, measured, fit row?, gpu id)] for one benchmark row; [] when it cannot be run."""
+    run = run_row(row)
+    if run is None:
+        return []
+    perf_, gpu_id = run
+    out = []
+    for name, pred, meas in (
+        ("ttft_mean_ms", perf_.ttft_ms, _metric(row, "ttft_ms", "mean")),
+        ("ttft_p99_ms", perf_.ttft_p99_ms, _metric(row, "ttft_ms", "p99")),
+        ("tpot_mean_ms", perf_.tpot_ms, _metric(row, "tpot_ms", "mean") or _metric(row, "tpot_ms", "median")),
+        ("output_tok_s", perf_.output_tokens_per_s, row.get("output_tok_s")),
+    ):
+        if name.startswith("ttft") and (row.get("ttft_prefix_cached") or row.get("ttft_not_steady")):
+            continue  # no prefill measured (prefix cache), or no steady-state TTFT (the row says why)
+        if isinstance(meas, (int, float)) and meas > 0:
+            out.append((row["id"], name, pred, float(meas), bool(row.get("fit")), gpu_id))
+    return out
+
+
+def run_row(row: dict) -> tuple[perf.Performance, str] | None:
+    """The row's load run through the sizing core and the load model: (its Performance, the card's catalog id), or
+    None when the row's model, card or lengths are not known to the catalog."""
     gpu_id = next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
     model_id = MODEL_STAND_INS.get(row.get("model"), row.get("model"))
     try:
         model, gpu = load_catalog_model(find_entry(model_id)), find_gpu(gpu_id or "")
     except Exception:  # a model or card outside the catalog: not predicted
-        return []
+        return None
     if row.get("gpus_per_pod"):
         # TP ranks in separate pods (Ray workers, one GPU each): NCCL sees separate hosts, so every all-reduce
         # takes the network path, as across nodes, and vLLM's custom all-reduce is off (it needs one host)
         gpu = gpu._replace(gpus_per_node=int(row["gpus_per_pod"]))
     lengths = row_lengths(row)
     if lengths is None:
-        return []
+        return None
     prompt, output = lengths
     tp = int(row.get("tp") or 1)
     ctx = min(model.max_position_embeddings, -(-(prompt + output) // 16) * 16)
@@ -216,7 +237,7 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
                 0.99, base.gpu_memory_utilization + (want - pool) / gpu.memory_reported_bytes))
             probe = size(model, gpu, base)
     except Exception:
-        return []
+        return None
     fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
     # Sequences at every stage of their output hold prompt + output / 2 tokens on average; identical requests that
     # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.
@@ -231,20 +252,7 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         w = Workload(b, prompt, output, prompts=int(row.get("num_prompts") or 0) or None,
                      clients=clients if clients > b else None, synchronized=fixed)
     r = size(model, gpu, base._replace(concurrency=max(1, int(b or 1))))
-    perf_ = performance(r, w)
-    fit_row = bool(row.get("fit"))
-    out = []
-    for name, pred, meas in (
-        ("ttft_mean_ms", perf_.ttft_ms, _metric(row, "ttft_ms", "mean")),
-        ("ttft_p99_ms", perf_.ttft_p99_ms, _metric(row, "ttft_ms", "p99")),
-        ("tpot_mean_ms", perf_.tpot_ms, _metric(row, "tpot_ms", "mean") or _metric(row, "tpot_ms", "median")),
-        ("output_tok_s", perf_.output_tokens_per_s, row.get("output_tok_s")),
-    ):
-        if name.startswith("ttft") and (row.get("ttft_prefix_cached") or row.get("ttft_not_steady")):
-            continue  # no prefill measured (prefix cache), or no steady-state TTFT (the row says why)
-        if isinstance(meas, (int, float)) and meas > 0:
-            out.append((row["id"], name, pred, float(meas), fit_row, gpu.id))
-    return out
+    return performance(r, w), gpu.id
 
 
 def all_bench() -> list[tuple[str, str, float, float, bool, str]]:
@@ -281,22 +289,49 @@ def speed_entry(row: dict) -> dict | None:
 HBM_PREFILL_ROWS = ("tp-015", "tp-016", "tp-017")  # Qwen3-32B on one H100, 2,000–32,000-token prompts: prefill-bound
 
 
-def _bench_errors(gddr: bool) -> list[float]:
+def _bench_errors(gddr: bool, metric: str | None = None) -> list[float]:
     """|log error| of every metric of one card class's fit rows of throughput-bench.yaml whose FLOPS efficiency is
     the module's (rows of a speed entry that names its own fit that entry instead; an entry that sets only the front
-    end keeps its rows here, at that front end)."""
+    end keeps its rows here, at that front end). TP rows of cards without peer-to-peer fit the host all-reduce
+    instead (host_allreduce_score). Rows the load model predicts saturated are left out: their TTFT and throughput
+    are set by the queue (the prompts waiting for the engine), not by the step times these constants govern."""
     return [abs(math.log(p / m)) for row in bench_rows()
             if row.get("fit") and "eff_flops" not in (speed_entry(row) or {}) and not assumed_lengths(row)
-            for _, _, p, m, _, gpu in predict_bench(row) if p > 0 and _is_gddr(gpu) == gddr]
+            and not _host_allreduce_row(row) and not _saturated(row)
+            for _, name, p, m, _, gpu in predict_bench(row)
+            if p > 0 and _is_gddr(gpu) == gddr and (metric is None or name == metric)]
+
+
+def _saturated(row: dict) -> bool:
+    """The load model runs this row's engine at (or past) what it serves: a queue sets its TTFT."""
+    run = run_row(row)
+    return run is not None and run[0].saturated
+
+
+def _host_allreduce_row(row: dict) -> bool:
+    """A TP row on cards without PCIe peer-to-peer: its all-reduces go through host memory."""
+    gpu_id = next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
+    return int(row.get("tp") or 1) > 1 and gpu_id is not None and not find_gpu(gpu_id).pcie_p2p
+
+
+def host_allreduce_score(loaded: bool = False) -> float:
+    """Median |log error| of TPOT over the fit rows of TP on cards without peer-to-peer: at one request a second
+    (decode-bound: one sequence's step is its weights and its all-reduces' latency), or above it and unsaturated
+    (`loaded`: steps carry prompt chunks, whose hidden states the all-reduces move through host memory)."""
+    errs = [abs(math.log(p / m)) for row in bench_rows()
+            if row.get("fit") and _host_allreduce_row(row) and (row.get("request_rate") == 1) != loaded
+            and not (loaded and _saturated(row))
+            for _, metric, p, m, _, _ in predict_bench(row) if p > 0 and metric == "tpot_mean_ms"]
+    return statistics.median(errs) if errs else math.inf
 
 
 def _is_gddr(gpu_id: str) -> bool:
     return perf.is_gddr(find_gpu(gpu_id))
 
 
-def gddr_score() -> float:
-    """Median |log error| over the GDDR fit rows of throughput-bench.yaml."""
-    errs = _bench_errors(True)
+def gddr_score(metric: str) -> float:
+    """Median |log error| of one metric over the GDDR fit rows of throughput-bench.yaml (one card each, unsaturated)."""
+    errs = _bench_errors(True, metric)
     return statistics.median(errs) if errs else math.inf
 
 
@@ -329,12 +364,21 @@ def fit() -> None:
     """Stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound rows
     of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per step); the
     GDDR card class (bandwidth and FLOPS efficiency) and the front end on the GDDR rows of throughput-bench.yaml marked
-    fit: true; the HBM FLOPS efficiency on the prefill-bound dev rows (HBM_PREFILL_ROWS) and the HBM bench fit rows
-    no entry overrides; then each entry of data/vllm-speed.json on its own rows."""
+    fit: true (one card each); the HBM FLOPS efficiency on the prefill-bound dev rows (HBM_PREFILL_ROWS) and the HBM
+    bench fit rows no entry overrides; the host all-reduce latency on the TP fit rows of cards without peer-to-peer
+    at one request a second; then each entry of data/vllm-speed.json on its own rows."""
     _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
-    # an HTTP round trip and tokenising take milliseconds
-    _grid(("EFF_BANDWIDTH_GDDR", "EFF_FLOPS_GDDR", "FRONTEND_S"),
-          ((0.6, 0.7, 0.8, 0.9), (0.3, 0.45, 0.6, 0.75), (0.005, 0.01, 0.02, 0.03, 0.06)), gddr_score)
+    # Each GDDR constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS
+    # efficiency and the front end (an HTTP round trip and tokenising take milliseconds) on mean TTFT; then the host
+    # all-reduce on its TP rows, which decode at the GDDR bandwidth; twice round, as each shifts the others' rows.
+    for _ in range(2):
+        _grid(("EFF_BANDWIDTH_GDDR",), ((0.6, 0.7, 0.8, 0.9),), lambda: gddr_score("tpot_mean_ms"))
+        _grid(("EFF_FLOPS_GDDR", "FRONTEND_S"), ((0.3, 0.45, 0.6, 0.75), (0.005, 0.01, 0.02, 0.03, 0.06)),
+              lambda: gddr_score("ttft_mean_ms"))
+        _grid(("ALLREDUCE_LATENCY_HOST_S",), ((10e-6, 20e-6, 30e-6, 40e-6, 50e-6, 60e-6, 70e-6, 80e-6, 100e-6),),
+              host_allreduce_score)
+        _grid(("ALLREDUCE_HOST_BYTES_S",), ((2e9, 3e9, 4e9, 6e9, 8e9, 12e9, 16e9, 24e9, 32e9),),
+              lambda: host_allreduce_score(loaded=True))
     _grid(("EFF_FLOPS",), ((0.2, 0.3, 0.45, 0.6, 0.75),), hbm_score)
     fit_speed_entries()
 
@@ -418,7 +462,9 @@ def main() -> None:
     if parser.parse_args().fit:
         fit()
     print(f"constants: EFF_BANDWIDTH={perf.EFF_BANDWIDTH} EFF_BANDWIDTH_GDDR={perf.EFF_BANDWIDTH_GDDR} "
-          f"EFF_FLOPS={perf.EFF_FLOPS} EFF_FLOPS_GDDR={perf.EFF_FLOPS_GDDR} FRONTEND_S={perf.FRONTEND_S} STEP_OVERHEAD_S={perf.STEP_OVERHEAD_S}")
+          f"EFF_FLOPS={perf.EFF_FLOPS} EFF_FLOPS_GDDR={perf.EFF_FLOPS_GDDR} FRONTEND_S={perf.FRONTEND_S} "
+          f"STEP_OVERHEAD_S={perf.STEP_OVERHEAD_S} ALLREDUCE_LATENCY_HOST_S={perf.ALLREDUCE_LATENCY_HOST_S} "
+          f"ALLREDUCE_HOST_BYTES_S={perf.ALLREDUCE_HOST_BYTES_S:.0e}")
     print(f"{'row':14s} {'metric':26s} {'predicted':>10s} {'measured':>10s} {'error':>8s}  counted")
     errs = []
     for rid, metric, p, m, counted in all_predictions():

@@ -301,7 +301,7 @@ def test_gpus_json_lists_every_catalog_gpu_with_every_field():
     assert [g["id"] for g in listed] == GPU_IDS == [g.id for g in gpu_catalog()]
     documented = {"id", "name", "vendor", "memory_reported_bytes", "memory_marketed_bytes", "memory_reported_source",
                   "memory_type", "mem_bw_bytes_s", "bf16_flops", "fp8_flops", "fp4_flops", "int8_ops", "fp8_support",
-                  "fp4_support", "interconnect", "interconnect_bytes_s", "nvlink", "gpus_per_node", "tdp_w",
+                  "fp4_support", "interconnect", "interconnect_bytes_s", "nvlink", "pcie_p2p", "gpus_per_node", "tdp_w",
                   "compute_capability", "notes", "sources"}
     for g in listed:
         assert set(g) == documented, g["id"]

@@ -342,6 +342,21 @@ def test_an_open_loop_beyond_the_engines_slots_runs_it_full_and_queues_the_rest(
     assert steady.saturated and steady.concurrency == 32 and math.isfinite(steady.ttft_ms)
 
 
+def test_a_benchmark_of_n_open_loop_prompts_reports_its_output_over_the_whole_run(llama8b, h100):
+    """vllm bench serve divides the output of N = 20 requests at 2 a second by the run's duration: the arrivals span
+    19 / 2 s (the first is sent at once) and the last request ends one request time (TTFT + 200 TPOT) after it
+    arrived — below the steady state's 2 × 200 tokens/s. Without N the steady state stands."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    steady = performance(r, Workload(1, 1000, 200, rate=2.0))
+    bench = performance(r, Workload(1, 1000, 200, rate=2.0, prompts=20))
+    assert not bench.saturated
+    request = (bench.ttft_ms + 200 * bench.tpot_ms) / 1000
+    _close(bench.output_tokens_per_s, 20 * 200 / (19 / 2 + request), rel=1e-9)
+    _close(steady.output_tokens_per_s, 2 * 200, rel=1e-3)
+    assert bench.output_tokens_per_s < steady.output_tokens_per_s
+    assert (bench.ttft_ms, bench.tpot_ms) == (steady.ttft_ms, steady.tpot_ms)
+
+
 # --------------------------------------------------------------------------------------- TP all-reduce
 def _llama8b_tp2_weights_per_gpu() -> float:
     """Every matrix split in two, the norms (266,240 params) replicated."""
@@ -373,6 +388,23 @@ def test_tp4_all_reduce_over_pcie_doubles_the_latency_and_uses_the_pcie_bandwidt
     tokens = 4
     comm = L8_LAYERS * 2 * (2 * perf.ALLREDUCE_LATENCY_S + 1.5 * tokens * L8_HIDDEN * 2 / 64e9)
     _close(p.comm_ms, comm * 1000)
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_tp_without_peer_to_peer_all_reduces_through_host_memory(llama8b, tp):
+    """rtx4090-24gb (catalog: pcie_p2p false): each of the 2 all-reduces per layer costs the host latency per level of
+    a tree over the ranks, log2(TP) × ALLREDUCE_LATENCY_HOST_S, plus the ring's 2 (TP − 1) / TP of one token's
+    4096 × 2 bytes at ALLREDUCE_HOST_BYTES_S; × 32 layers. The same card with peer-to-peer takes the PCIe figures."""
+    g = find_gpu("rtx4090-24gb")
+    assert not g.pcie_p2p and not g.nvlink
+    r = size(llama8b, g, SizeInputs(tp=tp, context_tokens=2048))
+    _, _, comm = perf.step_time(r, 1, 0, 1100)
+    per = math.log2(tp) * perf.ALLREDUCE_LATENCY_HOST_S + 2 * (tp - 1) / tp * L8_HIDDEN * 2 / perf.ALLREDUCE_HOST_BYTES_S
+    _close(comm, L8_LAYERS * 2 * per)
+    p2p = size(llama8b, g._replace(pcie_p2p=True), SizeInputs(tp=tp, context_tokens=2048))
+    _, _, comm_p2p = perf.step_time(p2p, 1, 0, 1100)
+    _close(comm_p2p, L8_LAYERS * 2 * (2 * perf.ALLREDUCE_LATENCY_S + 2 * (tp - 1) / tp * L8_HIDDEN * 2 / 32e9))
+    assert comm > comm_p2p
 
 
 def test_tp_all_reduce_grows_with_tokens_and_shrinks_with_a_faster_link(llama8b, h100):

@@ -51,12 +51,20 @@ EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR f
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
 EFF_FLOPS = 0.3  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the prefill-bound
 #                  rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts) and the H100 bench fit rows
-EFF_FLOPS_GDDR = 0.6  # the same on GDDR (consumer, workstation) cards: the GDDR fit rows of throughput-bench.yaml
+EFF_FLOPS_GDDR = 0.75  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
+#                       throughput-bench.yaml the load model does not saturate, on mean TTFT
 FRONTEND_S = 0.01  # API server per request (tokenisation, detokenisation, HTTP): the GDDR fit rows (0.4.1, unnamed)
 # Releases, model families and vendors measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0
 # engine, ROCm's decode at about a third of the MI300X's peak bandwidth):
 # data/vllm-speed.json; 0.33 on NVIDIA cards has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
+# Per all-reduce and per level of a tree over the ranks (× log2 TP) on cards without PCIe peer-to-peer (GeForce RTX
+# 4090/5090): NCCL stages it through host memory. Fitted on the TP fit rows of such cards at one request a second
+# (throughput-bench.yaml s22-s28, decode-bound: TPOT = weights + all-reduces)
+ALLREDUCE_LATENCY_HOST_S = 70e-6
+# Bytes/s an all-reduce moves through host memory on such cards (the ring's 2 (TP − 1) / TP of the tokens' hidden
+# states): fitted on their TP fit rows above one request a second, whose steps carry prompt chunks
+ALLREDUCE_HOST_BYTES_S = 12e9
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
 MAX_UTILIZATION = 0.98  # the prefill budget's utilization is capped here: beyond it the queue grows without bound
@@ -191,6 +199,10 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     if i.tp > 1:
         link = g.interconnect_bytes_s or 32e9
         latency = ALLREDUCE_LATENCY_S * (1 if g.nvlink else 2)
+        if not g.nvlink and not g.pcie_p2p:
+            # no peer-to-peer: each all-reduce goes through host memory (vLLM's custom all-reduce is off), its latency
+            # growing with the ranks as a tree's (log2 TP)
+            latency, link = ALLREDUCE_LATENCY_HOST_S * math.log2(i.tp), ALLREDUCE_HOST_BYTES_S
         if i.tp > g.gpus_per_node:  # TP across nodes: every all-reduce crosses the network (DOMAIN §4)
             link, latency = NETWORK_BYTES_S, ALLREDUCE_LATENCY_S * 5
         per_layer = 2 * (latency + 2 * (i.tp - 1) / i.tp * tokens * m.hidden_size * 2 / link)
@@ -272,10 +284,16 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     if w.rate is not None and state.b > slots * 1.01:
         state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context)
     in_engine = state.ttft - state.admit + out * state.tpot  # s a request holds one of the b slots
+    throughput = state.b * out / in_engine
+    if w.rate is not None and w.prompts and w.prompts > 1 and not state.saturated:
+        # A benchmark of N prompts reports its output over the whole run (vllm bench serve: total output tokens /
+        # benchmark duration): the arrivals span (N − 1) / rate (the first is sent at once) and the run ends when
+        # the last request does, a request time later — below rate × output when N is small.
+        throughput = w.prompts * out / ((w.prompts - 1) / w.rate + state.ttft + out * state.tpot)
     return Performance(
         ttft_ms=state.ttft * 1000,
         tpot_ms=state.tpot * 1000,
-        output_tokens_per_s=state.b * out / in_engine,
+        output_tokens_per_s=throughput,
         decode_memory_ms=state.mem * 1000,
         compute_ms=state.comp * 1000,
         comm_ms=state.comm * 1000,

@@ -96,6 +96,7 @@ def gpu_catalog() -> tuple[GpuSpec, ...]:
         fields["memory_type"] = g.get("memory_type") or "HBM"
         fields["fp4_flops"] = float(g["fp4_flops"]) if g.get("fp4_flops") is not None else None
         fields["fp4_support"] = bool(g.get("fp4_support", False))
+        fields["pcie_p2p"] = bool(g.get("pcie_p2p", True))
         out.append(GpuSpec(**fields))
     return tuple(out)
 

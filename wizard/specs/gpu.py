@@ -30,3 +30,6 @@ class GpuSpec(NamedTuple):
     compute_capability: str | None = None  # CUDA compute capability ("9.0"); None for AMD and Gaudi cards
     fp4_flops: float | None = None  # dense FP4 FLOP/s (NVFP4 / MXFP4 tensor cores); None without FP4 or no figure read
     fp4_support: bool = False  # hardware FP4 tensor cores (Blackwell, AMD CDNA4); the figure may still be None
+    # PCIe peer-to-peer between two cards of this type. GeForce RTX 4090/5090 drivers leave it off: NCCL then stages
+    # every all-reduce through host memory and vLLM's custom all-reduce is disabled (its P2P check fails).
+    pcie_p2p: bool = True
