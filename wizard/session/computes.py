@@ -369,7 +369,9 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "single_limit": _latency_text(fits_on, load) if fits_on and not fits_on.meets_targets else "",
         "plan_gpus": chosen.gpus_total,
         "tp_over_pcie": chosen.tp > 1 and not gpu.nvlink,
-        "interconnect": gpu.interconnect,
+        # no PCIe peer-to-peer (GeForce RTX 4090/5090): NCCL stages each all-reduce through host memory
+        "interconnect": gpu.interconnect if gpu.nvlink or gpu.pcie_p2p
+        else f"{gpu.interconnect}, through host memory (no peer-to-peer between these cards)",
         "allreduce_ms": round(chosen.limit.performance.comm_ms, 1),
         "tpot_ms": round(chosen.limit.performance.tpot_ms, 1),
         "usd_per_mtok_offline": round(chosen.cost.usd_per_mtok or 0, 2) if not online else 0,
