@@ -123,39 +123,64 @@ def test_an_idle_replica_answers_in_the_front_end_plus_half_a_step_plus_the_pref
     _close(p.ttft_p99_ms, (perf.FRONTEND_S + chunk + chunk) * 1000, rel=1e-4)  # a running step may itself be a chunk
 
 
-def test_multi_step_scheduling_makes_a_new_request_wait_out_the_running_block(llama8b, h100):
-    """V0's --num-scheduler-steps 12 (PR #8378): prompts join only a block's first step. An idle replica: the mean
-    wait is half a block of 12 decode steps (not half a step), the P99 a whole block (its first step may carry a
-    chunk, the other 11 decode); TPOT is still one decode step."""
-    r = size(llama8b, h100, SizeInputs(scheduler_steps=12))
+def test_multi_step_without_chunked_prefill_waits_out_the_running_block(llama8b, h100):
+    """V0 0.6.5 at an 8,192-token context: no chunked prefill (the budget holds the whole context), so a prompt runs
+    as a step of its own and its first token is out at once. With --num-scheduler-steps 12 the scheduler runs once
+    per block of 12 steps: an idle replica's request waits half a block of decode steps on average (not half a
+    step), a whole block at P99 (one step of which may carry a prompt); TPOT is still one decode step."""
+    r = size(llama8b, h100, SizeInputs(vllm_version="0.6.5", scheduler_steps=12))
+    assert r.activation.tokens == 8192  # V0: max(max_model_len, 2048)
     p = performance(r, Workload(1, 1000, 200, rate=1e-6))
     dec = step_of(r, 1, 0, 1100)[0]
-    chunk = step_of(r, 1, 1000, 1100)[0]
-    _close(p.ttft_ms, (perf.FRONTEND_S + 12 * dec / 2 + chunk) * 1000, rel=1e-4)
-    _close(p.ttft_p99_ms, (perf.FRONTEND_S + chunk + 11 * dec + chunk) * 1000, rel=1e-4)
+    prompt = step_of(r, 1, 1000, 1100)[0]
+    _close(p.ttft_ms, (perf.FRONTEND_S + 12 * dec / 2 + prompt) * 1000, rel=1e-4)
+    _close(p.ttft_p99_ms, (perf.FRONTEND_S + prompt + 11 * dec + prompt) * 1000, rel=1e-4)
     _close(p.tpot_ms, dec * 1000, rel=1e-4)
 
 
-def test_multi_step_scheduling_takes_one_chunk_a_block(llama8b, h100):
-    """P = 20,000 at an 8192-token budget: 3 chunks, one in each of 3 blocks of 4 steps, so the prompt also waits
-    the 3 decode steps of the first two blocks; a closed loop's burst of 16 × 1000 tokens (2 chunks of 8176) likewise
-    takes a block per chunk; the prefill ceiling is a chunk per block."""
-    r = size(llama8b, h100, SizeInputs(context_tokens=32768, scheduler_steps=4))
-    p = performance(r, Workload(1, 20_000, 100, rate=1e-6))
-    chunk = step_of(r, 1, 8191, 20_050)[0]
-    dec = step_of(r, 1, 0, 20_050)[0]
-    _close(p.ttft_ms, (perf.FRONTEND_S + 4 * dec / 2 + 3 * chunk + 2 * 3 * dec) * 1000, rel=1e-4)
-    r16 = size(llama8b, h100, SizeInputs(concurrency=16, scheduler_steps=4))
+def test_multi_step_with_chunked_prefill_takes_a_chunk_a_block_and_outputs_at_its_end(llama8b, h100):
+    """V0 0.6.5 at a 65,536-token context chunks prompts in a 2,048-token budget (its long-context rule), so under
+    --num-scheduler-steps 4 a prompt's chunk joins a block's first step and its first token comes with the block's
+    last: P = 5,000 takes ceil(5000 / 2047) = 3 blocks, each a 2,047-token chunk step and 3 decode steps. A closed
+    loop's burst of 16 × 1000 tokens takes ceil(16000 / 2032) = 8 such blocks (9 / 2 on average)."""
+    r = size(llama8b, h100, SizeInputs(vllm_version="0.6.5", context_tokens=65536, scheduler_steps=4))
+    assert r.activation.tokens == 2048
+    p = performance(r, Workload(1, 5000, 100, rate=1e-6))
+    chunk = step_of(r, 1, 2047, 5050)[0]
+    dec = step_of(r, 1, 0, 5050)[0]
+    _close(p.ttft_ms, (perf.FRONTEND_S + 4 * dec / 2 + 3 * (chunk + 3 * dec)) * 1000, rel=1e-4)
+    r16 = size(llama8b, h100, SizeInputs(vllm_version="0.6.5", context_tokens=65536, concurrency=16, scheduler_steps=4))
     waves = performance(r16, Workload(16, 1000, 200, prompts=100, synchronized=True))
-    block = step_of(r16, 16, 8176, 1100)[0] + 3 * step_of(r16, 16, 0, 1100)[0]
-    _close(waves.ttft_ms, (perf.FRONTEND_S + (2 + 1) / 2 * block) * 1000, rel=1e-6)
-    # prompts far beyond the ceiling: every block's first step carries a chunk, the other 3 decode (f = 1 / 4);
-    # single-step scheduling puts a chunk in every step
-    flood = performance(r16, Workload(1000, 1000, 10, rate=1000.0))
+    block = step_of(r16, 16, 2032, 1100)[0] + 3 * step_of(r16, 16, 0, 1100)[0]
+    _close(waves.ttft_ms, (perf.FRONTEND_S + (8 + 1) / 2 * block) * 1000, rel=1e-6)
+
+
+def test_multi_step_prefill_ceiling_is_a_chunk_a_block(llama8b, h100):
+    """One prefill step a block: an open loop saturates where prompts arrive at 0.98 × chunk / (chunk step + 11
+    decode steps) / prompt a second under --num-scheduler-steps 12, the chunk being the 2,048-token budget less the b
+    sequences in flight there — about 0.6 of the single-step ceiling (no 11 decode steps) here. Far beyond it, every
+    block's first step carries a chunk and the other 11 decode (f = 1 / 12)."""
+    base = SizeInputs(vllm_version="0.6.5", context_tokens=65536, concurrency=4)
+    multi = size(llama8b, h100, base._replace(scheduler_steps=12))
+    single = size(llama8b, h100, base)
+
+    def threshold(r) -> float:  # the lowest rate the model calls saturated, by bisection
+        lo, hi = 0.01, 100.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if performance(r, Workload(1, 1000, 10, rate=mid)).saturated else (mid, hi)
+        return hi
+
+    r12, r1 = threshold(multi), threshold(single)
+    b = performance(multi, Workload(1, 1000, 10, rate=r12 * 0.999)).concurrency
+    chunk = 2048 - b
+    ceiling = 0.98 * chunk / (step_of(multi, b, chunk, 1005)[0] + 11 * step_of(multi, b, 0, 1005)[0]) / 1000
+    _close(r12, ceiling, rel=0.01)
+    assert r12 < 0.7 * r1
+    flood = performance(multi, Workload(1, 1000, 10, rate=100.0))
     assert flood.saturated
-    _close(flood.prefill_share, 1 / 4)
-    single = performance(size(llama8b, h100, SizeInputs(concurrency=16)), Workload(1000, 1000, 10, rate=1000.0))
-    _close(single.prefill_share, 1.0)
+    _close(flood.prefill_share, 1 / 12)
+    assert performance(single, Workload(1, 1000, 10, rate=100.0)).prefill_share > 0.97  # at 0.98 of its ceiling
 
 
 def test_a_prompt_longer_than_the_budget_takes_several_chunks(llama8b, h100):
@@ -283,18 +308,20 @@ def test_a_gddr_card_runs_at_its_card_class_efficiencies(llama8b):
 
 
 def test_an_amd_card_decodes_at_the_rocm_entrys_bandwidth_share(llama8b):
-    """data/vllm-speed.json rocm-decode: ROCm builds read weights at a share of the MI300X's peak the entry names
-    (fitted on gpt-oss-120b at 0.17.0), for every release; an NVIDIA card of the same release keeps the HBM default.
-    mi300x-192gb (catalog): 5.3e12 B/s. One Llama-3.1-8B decode at 1000 + 200 tokens reads
-        (16,060,522,496 − RoPE cache + 131,072 × 1100) B / (5.3e12 × eff_bandwidth)."""
+    """data/vllm-speed.json rocm-decode: 0.17's ROCm build reads weights at a share of the MI300X's peak the entry
+    names (fitted on gpt-oss-120b at 0.17.0); an NVIDIA card of that release, and the MI300X on 0.33, keep the HBM
+    default. mi300x-192gb (catalog): 5.3e12 B/s. One Llama-3.1-8B decode at 1000 + 200 tokens reads its weights
+    (16,060,522,496 B; the RoPE cache beside them is indexed, not streamed) and 131,072 B × 1100 of KV at
+    5.3e12 × eff_bandwidth."""
     mi300x = find_gpu("mi300x-192gb")
-    speed = perf.speed_for("0.33.0", "LlamaForCausalLM", "amd")
+    speed = perf.speed_for("0.17.0", "LlamaForCausalLM", "amd")
     assert speed.profile == "rocm-decode" and speed.eff_bandwidth is not None and speed.eff_bandwidth < perf.EFF_BANDWIDTH
-    assert perf.speed_for("0.33.0", "LlamaForCausalLM", "nvidia").eff_bandwidth is None
-    r = size(llama8b, mi300x, SizeInputs(context_tokens=1200))
+    assert perf.speed_for("0.17.0", "LlamaForCausalLM", "nvidia").eff_bandwidth is None
+    assert perf.speed_for("0.33.0", "LlamaForCausalLM", "amd").eff_bandwidth is None
+    r = size(llama8b, mi300x, SizeInputs(context_tokens=1200, vllm_version="0.17.0"))
+    assert r.weights.per_gpu - r.weights.buffers == L8_WEIGHTS
     p = performance(r, Workload(1, 1000, 200))
-    read = r.weights.per_gpu - r.weights.buffers
-    _close(p.decode_memory_ms, (read + L8_KV_PER_TOKEN * 1100) / (5.3e12 * speed.eff_bandwidth) * 1000)
+    _close(p.decode_memory_ms, (L8_WEIGHTS + L8_KV_PER_TOKEN * 1100) / (5.3e12 * speed.eff_bandwidth) * 1000)
     # the entry names no FLOPS efficiency: prefill runs at the HBM class's
     assert perf.flops_efficiency(mi300x, speed) == perf.EFF_FLOPS
 
@@ -337,9 +364,13 @@ def test_an_open_loop_beyond_the_engines_slots_runs_it_full_and_queues_the_rest(
     _close(p.ttft_ms - full.ttft_ms, late * (2000 * 2001 - 32 * 33) / (2 * 2000) * 1000, rel=1e-6)
     _close(p.ttft_p99_ms - full.ttft_p99_ms, late * 1980 * 1000, rel=1e-6)
     _close(p.tpot_ms, full.tpot_ms)
-    _close(p.output_tokens_per_s, full.output_tokens_per_s, rel=1e-9)  # the queue's wait is not the engine's time
+    # the run's output over its whole time: the last request starts once 1,999 have been served at mu a second and
+    # holds its slot one in-engine request time (the queue's wait is not the engine's time)
+    in_engine = (full.ttft_ms + 200 * full.tpot_ms) / 1000
+    _close(p.output_tokens_per_s, 2000 * 200 / (1999 / mu + in_engine), rel=1e-6)
     steady = performance(r, Workload(1, 1000, 200, rate=40.0))  # no N: an unbounded queue, only flagged
     assert steady.saturated and steady.concurrency == 32 and math.isfinite(steady.ttft_ms)
+    _close(steady.output_tokens_per_s, full.output_tokens_per_s, rel=1e-9)  # the engine's service rate, mu × 200
 
 
 def test_a_benchmark_of_n_open_loop_prompts_reports_its_output_over_the_whole_run(llama8b, h100):
@@ -353,8 +384,29 @@ def test_a_benchmark_of_n_open_loop_prompts_reports_its_output_over_the_whole_ru
     request = (bench.ttft_ms + 200 * bench.tpot_ms) / 1000
     _close(bench.output_tokens_per_s, 20 * 200 / (19 / 2 + request), rel=1e-9)
     _close(steady.output_tokens_per_s, 2 * 200, rel=1e-3)
-    assert bench.output_tokens_per_s < steady.output_tokens_per_s
+    assert bench.output_tokens_per_s < steady.output_tokens_per_s  # each request takes longer than 1 / 2 s
     assert (bench.ttft_ms, bench.tpot_ms) == (steady.ttft_ms, steady.tpot_ms)
+    # one prompt: its own output over its own time
+    one = performance(r, Workload(1, 1000, 200, rate=2.0, prompts=1))
+    _close(one.output_tokens_per_s, 200 / ((one.ttft_ms + 200 * one.tpot_ms) / 1000), rel=1e-9)
+
+
+def test_an_open_loop_of_fewer_prompts_than_slots_holds_them_all_and_no_more(llama8b, h100):
+    """40 requests a second of 100 + 2,000 tokens ask Little's law for hundreds of sequences (each decodes for
+    seconds): a benchmark of N = 10 never reaches that steady state — 10 arrivals over 9 / 40 s, then a drain — so
+    over its run prompts arrive at 10 / (9 / 40 + T) a second (T a request's time) and hold 10 T / (9 / 40 + T) < 10
+    sequences on average (Little's law over the run; the engine's 1,024 slots are not the limit); its output is
+    10 × 2,000 over the same time."""
+    r = size(llama8b, h100, SizeInputs(concurrency=10, context_tokens=4096))
+    p = performance(r, Workload(1, 100, 2000, rate=40.0, prompts=10))
+    assert not p.saturated
+    request = (p.ttft_ms + 2000 * p.tpot_ms) / 1000
+    assert 40 * request > 10  # Little's law at 40 a second would ask for more than 10
+    _close(p.concurrency, 10 * request / (9 / 40 + request), rel=1e-3)
+    assert p.concurrency <= 10
+    _close(p.output_tokens_per_s, 10 * 2000 / (9 / 40 + request), rel=1e-9)
+    # the steady state at 40 a second decodes a far larger batch, each step longer
+    assert performance(r, Workload(1, 100, 2000, rate=40.0)).tpot_ms > p.tpot_ms
 
 
 # --------------------------------------------------------------------------------------- TP all-reduce

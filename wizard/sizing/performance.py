@@ -25,8 +25,9 @@ A benchmark's closed loop starts with all B requests at once: that burst waits f
 weighs B / prompts in its mean TTFT (Workload.prompts; the planner's steady state has none). When every request has
 the same lengths (Workload.synchronized: vllm bench serve's random dataset, range ratio 0, --ignore-eos) the B
 requests also finish together, and every wave is such a burst. V0's multi-step scheduling (--num-scheduler-steps n)
-takes new prompts only in the first step of a block of n: a new request waits out half a block on average (a whole
-one at P99), a prompt's chunks are one a block, and the prefill ceiling is a chunk per block.
+takes new prompts only at the start of a block of n steps: a new request waits out half a block on average (a whole
+one at P99); with chunked prefill a prompt's chunks are one a block and its first token comes with the block's end;
+the prefill ceiling is a chunk per block. A benchmark of N open-loop prompts reports its output over the whole run.
 
 Efficiencies are fitted by `python benchmarks/throughput.py --fit` on the rows marked fit: true of
 tests/data/throughput-bench.yaml and tests/data/throughput-dev.yaml, and reported on the rest.
@@ -55,12 +56,13 @@ EFF_FLOPS_GDDR = 0.75  # the same on GDDR (consumer, workstation) cards: the one
 #                       throughput-bench.yaml the load model does not saturate, on mean TTFT
 FRONTEND_S = 0.01  # API server per request (tokenisation, detokenisation, HTTP): the GDDR fit rows (0.4.1, unnamed)
 # Releases, model families and vendors measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0
-# engine, ROCm's decode at about a third of the MI300X's peak bandwidth):
-# data/vllm-speed.json; 0.33 on NVIDIA cards has no benchmark in the data and runs at these defaults
+# engine, 0.17's ROCm decode at about a third of the MI300X's peak bandwidth):
+# data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
-# Per all-reduce and per level of a tree over the ranks (× log2 TP) on cards without PCIe peer-to-peer (GeForce RTX
-# 4090/5090): NCCL stages it through host memory. Fitted on the TP fit rows of such cards at one request a second
-# (throughput-bench.yaml s22-s28, decode-bound: TPOT = weights + all-reduces)
+# Per all-reduce on cards without PCIe peer-to-peer (GeForce RTX 4090/5090), where NCCL stages it through host
+# memory: this × log2 TP, a form chosen empirically (the TP 2/4/8 rows at one request a second imply about 27, 27
+# and 19 µs per level, where NCCL's rings would grow with TP − 1; the TP 8 fit row stays about 45 % above it).
+# Fitted on the TP fit rows of such cards at one request a second (throughput-bench.yaml s22-s28, decode-bound)
 ALLREDUCE_LATENCY_HOST_S = 70e-6
 # Bytes/s an all-reduce moves through host memory on such cards (the ring's 2 (TP − 1) / TP of the tokens' hidden
 # states): fitted on their TP fit rows above one request a second, whose steps carry prompt chunks
@@ -199,12 +201,11 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     if i.tp > 1:
         link = g.interconnect_bytes_s or 32e9
         latency = ALLREDUCE_LATENCY_S * (1 if g.nvlink else 2)
-        if not g.nvlink and not g.pcie_p2p:
-            # no peer-to-peer: each all-reduce goes through host memory (vLLM's custom all-reduce is off), its latency
-            # growing with the ranks as a tree's (log2 TP)
+        if allreduce_through_host(g):
+            # no peer-to-peer: each all-reduce goes through host memory (vLLM's custom all-reduce is off)
             latency, link = ALLREDUCE_LATENCY_HOST_S * math.log2(i.tp), ALLREDUCE_HOST_BYTES_S
-        if i.tp > g.gpus_per_node:  # TP across nodes: every all-reduce crosses the network (DOMAIN §4)
-            link, latency = NETWORK_BYTES_S, ALLREDUCE_LATENCY_S * 5
+        if i.tp > g.gpus_per_node:  # TP across nodes: every all-reduce also crosses the network (§4): the slower path
+            link, latency = min(link, NETWORK_BYTES_S), max(latency, ALLREDUCE_LATENCY_S * 5)
         per_layer = 2 * (latency + 2 * (i.tp - 1) / i.tp * tokens * m.hidden_size * 2 / link)
         comm = per_layer * m.num_layers / i.pp
     return memory, compute, comm
@@ -234,6 +235,12 @@ def md1_wait_p99(u: float, service: float) -> float:
         else:
             hi = mid
     return max(0.0, math.log(100 * u) * service / hi)
+
+
+def allreduce_through_host(g: GpuSpec) -> bool:
+    """Cards with neither NVLink nor PCIe peer-to-peer (GeForce RTX 4090/5090): NCCL stages a TP all-reduce through
+    host memory."""
+    return not g.nvlink and not g.pcie_p2p
 
 
 def is_gddr(g: GpuSpec) -> bool:
@@ -274,22 +281,41 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     avg_context = prompt + out / 2
     b = max(1.0, w.concurrency)
     slots = engine_slots(r, prompt, out)
+    # an open loop of N prompts (a benchmark) never has more than N in flight, whatever Little's law asks
+    cap = min(slots, float(w.prompts)) if w.rate is not None and w.prompts else slots
     state = None
     for _ in range(8):  # closed loop: fixed b; open loop: b from Little's law at the request time just computed
         state = _under_load(r, w, b, prompt, out, budget, avg_context)
-        if w.rate is None or abs(min(slots, state.b) - b) < 0.01 * b:
+        if w.rate is None or abs(min(cap, state.b) - b) < 0.01 * b:
             break
-        b = max(1.0, min(slots, state.b))
+        b = max(1.0, min(cap, state.b))
     assert state is not None
-    if w.rate is not None and state.b > slots * 1.01:
-        state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context)
+    if w.rate is not None and state.b > cap * 1.01 and cap == slots:
+        state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context)  # it runs full, the rest queue
+    elif w.rate is not None and w.prompts and state.b > cap * 1.01:
+        # N prompts that the engine holds at once, fewer than Little's law asks at this rate: the run never reaches
+        # its steady state — N arrivals over (N − 1) / rate, then a drain — so over the run prompts arrive at
+        # N / ((N − 1) / rate + T) a second (T: a request's time), at most N in flight
+        lam = w.rate
+        for _ in range(40):
+            state = _under_load(r, w._replace(rate=lam), min(cap, b), prompt, out, budget, avg_context)
+            b = max(1.0, min(cap, state.b))
+            run_rate = w.prompts / ((w.prompts - 1) / w.rate + state.ttft - state.admit + out * state.tpot)
+            if abs(run_rate - lam) < 1e-4 * lam:
+                break
+            lam = 0.5 * lam + 0.5 * run_rate  # damped, as the closed loop's arrivals are
+        state = state._replace(b=b)
     in_engine = state.ttft - state.admit + out * state.tpot  # s a request holds one of the b slots
     throughput = state.b * out / in_engine
-    if w.rate is not None and w.prompts and w.prompts > 1 and not state.saturated:
+    if w.rate is not None and w.prompts:
         # A benchmark of N prompts reports its output over the whole run (vllm bench serve: total output tokens /
-        # benchmark duration): the arrivals span (N − 1) / rate (the first is sent at once) and the run ends when
-        # the last request does, a request time later — below rate × output when N is small.
-        throughput = w.prompts * out / ((w.prompts - 1) / w.rate + state.ttft + out * state.tpot)
+        # benchmark duration): the last request starts when it arrives, (N − 1) / rate after the first (sent at
+        # once), or — past the engine's slots — when N − 1 requests have been served at b per in-engine time, and
+        # ends its in-engine time later. Below rate × output when a request takes longer than 1 / rate.
+        starts = (w.prompts - 1) / w.rate
+        if state.saturated:
+            starts = max(starts, (w.prompts - 1) * in_engine / state.b)
+        throughput = w.prompts * out / (starts + in_engine)
     return Performance(
         ttft_ms=state.ttft * 1000,
         tpot_ms=state.tpot * 1000,
@@ -340,7 +366,11 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
         mean = late * (n * (n + 1) - k0 * (k0 + 1)) / (2 * n)
         p99 = late * math.ceil(0.99 * n) if math.ceil(0.99 * n) > slots else 0.0
         return full._replace(ttft=full.ttft + mean, ttft99=full.ttft99 + p99, admit=full.admit + mean, saturated=True)
-    return full._replace(ttft=max(state.ttft, full.ttft), ttft99=max(state.ttft99, full.ttft99), saturated=True)
+    # without N the wait has no bound: the open loop's own figure stands, as a wait for a slot (the engine's time,
+    # and so its output a second, is the closed loop's)
+    ttft = max(state.ttft, full.ttft)
+    return full._replace(ttft=ttft, ttft99=max(state.ttft99, full.ttft99), admit=full.admit + ttft - full.ttft,
+                         saturated=True)
 
 
 class _Load(NamedTuple):
@@ -379,13 +409,16 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         return (max(m, c) + k + overhead) * i.pp + hand_off
 
     s_dec = step(0.0)
-    # Multi-step scheduling (V0's --num-scheduler-steps n): prompts join only the first step of a block of n steps,
-    # the other n − 1 decode (PR #8378: "single step prefills"), so a prompt's chunks are one a block.
+    # Multi-step scheduling (V0's --num-scheduler-steps n): the scheduler runs once per block of n steps. With
+    # chunked prefill a prompt's chunk joins a block's first step, the other n − 1 decode (PR #8378), and its first
+    # token reaches the client with the block's last step (LLMEngine.step processes a block's outputs at its end);
+    # without it (the budget holds the whole context) V0 runs a prompt as a step of its own, output at once.
     n = max(1, i.scheduler_steps)
+    block_tail = (n - 1) * s_dec if budget < i.context_tokens else 0.0
     alone = min(chunk, float(prompt))  # one prompt's chunk
-    # TTFT of one prompt alone: its chunks pass the stages one after another (PP does not cut it)
+    # TTFT of one prompt alone: its chunks pass the stages one after another (PP does not cut it), one a block
     chunks = -(-prompt // int(chunk))
-    service = chunks * step(alone) + (chunks - 1) * (n - 1) * s_dec
+    service = chunks * (step(alone) + block_tail)
     request = frontend + service + out * s_dec
     # The prefill ceiling: with every step (every block's first step) carrying a full chunk, prompts are read at
     # chunk / (step + the block's decode steps) tokens per second; arrivals beyond it cannot be served, whatever the
@@ -405,7 +438,12 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         f = min(1.0 / n, lam * prompt / tokens * s_avg)  # share of steps that carry prompt tokens
         s_new = s_dec + f * (s_mix - s_dec)
         s_seen = s_dec + others * f * (s_mix - s_dec)  # the steps one request decodes through: its TPOT
-        u = min(MAX_UTILIZATION, f * s_mix / s_new)  # share of time in prefill steps: the prefill server's load
+        if n == 1:
+            u = min(MAX_UTILIZATION, f * s_mix / s_new)  # share of time in prefill steps: the prefill server's load
+        else:
+            # multi-step: a block's one prefill step takes every prompt waiting for it (a bulk service), so prompts
+            # queue only as its chunk fills: the load is the share of a block's chunk its arrivals take
+            u = min(MAX_UTILIZATION, lam * prompt * (step(chunk) + (n - 1) * s_dec) / chunk)
         wait = u * service / (2 * (1 - u))  # M/D/1
         ttft = frontend + n * s_new / 2 + service + wait  # a new request waits out half the running step (block)
         request = ttft + out * s_seen
@@ -428,7 +466,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     if w.rate is None and (w.synchronized or (w.prompts and w.prompts > 0)):
         # a closed-loop benchmark begins with all b requests at once: their prompts take the chunk budget in turn
         burst_steps = -(-int(b * prompt) // int(chunk))
-        full = step(min(chunk, b * prompt)) + (n - 1) * s_dec  # a chunk's step and, multi-step, its block's decodes
+        full = step(min(chunk, b * prompt)) + block_tail  # a chunk's step and, multi-step, its block's decodes
         burst = frontend + (burst_steps + 1) / 2 * full
         share = 1.0 if w.synchronized or not w.prompts else min(1.0, b / w.prompts)
         ttft = share * burst + (1 - share) * ttft
