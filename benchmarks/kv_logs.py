@@ -44,7 +44,7 @@ def main() -> int:
     checks = yaml.safe_load((DATA / "checks.yaml").read_text(encoding="utf-8"))
     print(f"{'row':48} {'version':>9} {'profile':>10} {'figure':>16} {'predicted':>10} {'logged':>10} {'error':>8}")
     within = counted = fitted = 0
-    full: list[tuple[str, bool]] = []  # (row, within 3 %) of the rows the index grades full (model, card, flags known)
+    full: list[tuple[str, bool, bool]] = []  # (row, within 3 %, fitted) of the rows the index grades full
     reports = yaml.safe_load((DATA / "reports.yaml").read_text(encoding="utf-8"))
     for row in [*index, *reports]:
         spec = row if "stated" in row else checks.get(row["id"])
@@ -64,7 +64,7 @@ def main() -> int:
             continue
         fit = bool(spec.get("fit"))
         if row.get("completeness", "full") == "full":
-            full.append((row["id"], abs(head.difference) <= 0.03))
+            full.append((row["id"], abs(head.difference) <= 0.03, fit))
         if fit:  # a constant was measured on this row: it checks the arithmetic, it is no test of the model
             fitted += 1
         else:
@@ -78,9 +78,10 @@ def main() -> int:
                  "budget, total × utilization)" if head.name == "available_kv_gib" and head.logged <= 2 else ""))
     print(f"{within}/{counted} held-out predictable rows within 3 % (+ {fitted} row a constant was measured on); "
           f"{len(index) + len(reports) - counted - fitted} rows not predictable from their data")
-    off = [rid for rid, ok in full if not ok]
+    off = [rid for rid, ok, _ in full if not ok]
     unchecked = [r["id"] for r in index if r["id"] not in checks and r.get("completeness", "full") == "full"]
     print(f"full rows (the index's completeness: full, and the reports): {len(full) - len(off)}/{len(full)} within 3 %"
+          f" ({sum(fitted for _, _, fitted in full)} of them rows a constant was measured on)"
           + (f"; off: {', '.join(off)}" if off else "")
           + (f"; full rows without a check: {', '.join(unchecked)}" if unchecked else
              "; every row not predictable is a partial fragment (check-log parses it; its model or card is not named)"))

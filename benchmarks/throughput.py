@@ -155,6 +155,11 @@ def _metric(row: dict, name: str, stat: str):
     return block.get(stat) if isinstance(block, dict) else None
 
 
+def row_gpu_id(row: dict) -> str | None:
+    """The catalog id of the row's card (GPU_NAMES), None for a card the catalog does not name."""
+    return next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
+
+
 def row_version(row: dict) -> str:
     """The row's vLLM release where the memory profiles know it (its speed entry and batch defaults follow), else
     the pinned default (0.4.1 predates the profiles; some rows state none)."""
@@ -189,7 +194,7 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
 def run_row(row: dict) -> tuple[perf.Performance, str] | None:
     """The row's load run through the sizing core and the load model: (its Performance, the card's catalog id), or
     None when the row's model, card or lengths are not known to the catalog."""
-    gpu_id = next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
+    gpu_id = row_gpu_id(row)
     model_id = MODEL_STAND_INS.get(row.get("model"), row.get("model"))
     try:
         model, gpu = load_catalog_model(find_entry(model_id)), find_gpu(gpu_id or "")
@@ -277,7 +282,7 @@ def score(rows: str) -> float:
 
 def speed_entry(row: dict) -> dict | None:
     """The data/vllm-speed.json entry a row runs at (None: the module's constants)."""
-    gpu_id = next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
+    gpu_id = row_gpu_id(row)
     entry = find_entry(MODEL_STAND_INS.get(row.get("model"), row.get("model")))
     if entry is None or gpu_id is None:
         return None
@@ -289,17 +294,34 @@ def speed_entry(row: dict) -> dict | None:
 HBM_PREFILL_ROWS = ("tp-015", "tp-016", "tp-017")  # Qwen3-32B on one H100, 2,000–32,000-token prompts: prefill-bound
 
 
-def _bench_errors(gddr: bool, metric: str | None = None) -> list[float]:
-    """|log error| of every metric of one card class's fit rows of throughput-bench.yaml whose FLOPS efficiency is
+def class_fit_rows(gddr: bool) -> list[dict]:
+    """The fit rows of throughput-bench.yaml a card class's constants are scored on: rows whose FLOPS efficiency is
     the module's (rows of a speed entry that names its own fit that entry instead; an entry that sets only the front
-    end keeps its rows here, at that front end). TP rows of cards without peer-to-peer fit the host all-reduce
-    instead (host_allreduce_score). Rows the load model predicts saturated are left out: their TTFT and throughput
-    are set by the queue (the prompts waiting for the engine), not by the step times these constants govern."""
-    return [abs(math.log(p / m)) for row in bench_rows()
+    end keeps its rows here, at that front end), one card each on GDDR (TP rows of cards without peer-to-peer fit the
+    host all-reduce instead). Rows the load model predicts saturated are left out: their TTFT and throughput are set
+    by the queue (the prompts waiting for the engine), not by the step times these constants govern. A stage takes
+    this set once, at its start, so no grid point can change which rows score it."""
+    return [row for row in bench_rows()
             if row.get("fit") and "eff_flops" not in (speed_entry(row) or {}) and not assumed_lengths(row)
-            and not _host_allreduce_row(row) and not _saturated(row)
-            for _, name, p, m, _, gpu in predict_bench(row)
-            if p > 0 and _is_gddr(gpu) == gddr and (metric is None or name == metric)]
+            and (gpu_id := row_gpu_id(row)) is not None and _is_gddr(gpu_id) == gddr
+            and not _host_allreduce_row(row) and (not gddr or int(row.get("tp") or 1) == 1) and not _saturated(row)]
+
+
+def host_fit_rows(loaded: bool) -> list[dict]:
+    """The fit rows of TP on cards without peer-to-peer: at one request a second (decode-bound: one sequence's step
+    is its weights and its all-reduces' latency), or (`loaded`) above it and unsaturated (steps carry prompt chunks,
+    whose hidden states the all-reduces move through host memory)."""
+    return [row for row in bench_rows()
+            if row.get("fit") and _host_allreduce_row(row) and (row.get("request_rate") == 1) != loaded
+            and not (loaded and _saturated(row))]
+
+
+def rows_score(rows: list[dict], metric: str | None = None, extra: tuple[float, ...] = ()) -> float:
+    """Median |log error| of one metric (None: every metric) over `rows`; never fewer than two figures."""
+    errs = [*extra, *(abs(math.log(p / m)) for row in rows for _, name, p, m, _, _ in predict_bench(row)
+                      if p > 0 and (metric is None or name == metric))]
+    assert len(errs) >= 2, (metric, [r["id"] for r in rows])
+    return statistics.median(errs)
 
 
 def _saturated(row: dict) -> bool:
@@ -309,37 +331,19 @@ def _saturated(row: dict) -> bool:
 
 
 def _host_allreduce_row(row: dict) -> bool:
-    """A TP row on cards without PCIe peer-to-peer: its all-reduces go through host memory."""
-    gpu_id = next((gid for name, gid in GPU_NAMES if name in str(row.get("gpu", "")).lower()), None)
-    return int(row.get("tp") or 1) > 1 and gpu_id is not None and not find_gpu(gpu_id).pcie_p2p
-
-
-def host_allreduce_score(loaded: bool = False) -> float:
-    """Median |log error| of TPOT over the fit rows of TP on cards without peer-to-peer: at one request a second
-    (decode-bound: one sequence's step is its weights and its all-reduces' latency), or above it and unsaturated
-    (`loaded`: steps carry prompt chunks, whose hidden states the all-reduces move through host memory)."""
-    errs = [abs(math.log(p / m)) for row in bench_rows()
-            if row.get("fit") and _host_allreduce_row(row) and (row.get("request_rate") == 1) != loaded
-            and not (loaded and _saturated(row))
-            for _, metric, p, m, _, _ in predict_bench(row) if p > 0 and metric == "tpot_mean_ms"]
-    return statistics.median(errs) if errs else math.inf
+    """A TP row on cards whose all-reduces go through host memory (performance.allreduce_through_host)."""
+    gpu_id = row_gpu_id(row)
+    return int(row.get("tp") or 1) > 1 and gpu_id is not None and perf.allreduce_through_host(find_gpu(gpu_id))
 
 
 def _is_gddr(gpu_id: str) -> bool:
     return perf.is_gddr(find_gpu(gpu_id))
 
 
-def gddr_score(metric: str) -> float:
-    """Median |log error| of one metric over the GDDR fit rows of throughput-bench.yaml (one card each, unsaturated)."""
-    errs = _bench_errors(True, metric)
-    return statistics.median(errs) if errs else math.inf
-
-
-def hbm_score() -> float:
+def hbm_score(rows: list[dict]) -> float:
     """Median |log error| of the HBM FLOPS efficiency's rows: the prefill-bound dev rows and the HBM bench fit rows."""
-    errs = [abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS]
-    errs += _bench_errors(False)
-    return statistics.median(errs) if errs else math.inf
+    dev = tuple(abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS)
+    return rows_score(rows, extra=dev)
 
 
 def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer) -> tuple[float, ...]:
@@ -364,22 +368,29 @@ def fit() -> None:
     """Stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound rows
     of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per step); the
     GDDR card class (bandwidth and FLOPS efficiency) and the front end on the GDDR rows of throughput-bench.yaml marked
-    fit: true (one card each); the HBM FLOPS efficiency on the prefill-bound dev rows (HBM_PREFILL_ROWS) and the HBM
-    bench fit rows no entry overrides; the host all-reduce latency on the TP fit rows of cards without peer-to-peer
-    at one request a second; then each entry of data/vllm-speed.json on its own rows."""
+    fit: true (one card each, unsaturated); the host all-reduce of cards without peer-to-peer on their TP fit rows
+    (its latency at one request a second, its bytes/s above it); the HBM FLOPS efficiency on the prefill-bound dev
+    rows (HBM_PREFILL_ROWS) and the HBM bench fit rows no entry overrides; then each entry of data/vllm-speed.json
+    on its own rows."""
     _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
     # Each GDDR constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS
     # efficiency and the front end (an HTTP round trip and tokenising take milliseconds) on mean TTFT; then the host
     # all-reduce on its TP rows, which decode at the GDDR bandwidth; twice round, as each shifts the others' rows.
+    # Each stage fixes its rows at its start.
     for _ in range(2):
-        _grid(("EFF_BANDWIDTH_GDDR",), ((0.6, 0.7, 0.8, 0.9),), lambda: gddr_score("tpot_mean_ms"))
+        rows = class_fit_rows(gddr=True)
+        _grid(("EFF_BANDWIDTH_GDDR",), ((0.6, 0.7, 0.8, 0.9),), lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
+        rows = class_fit_rows(gddr=True)
         _grid(("EFF_FLOPS_GDDR", "FRONTEND_S"), ((0.3, 0.45, 0.6, 0.75), (0.005, 0.01, 0.02, 0.03, 0.06)),
-              lambda: gddr_score("ttft_mean_ms"))
+              lambda rows=rows: rows_score(rows, "ttft_mean_ms"))
+        rows = host_fit_rows(loaded=False)
         _grid(("ALLREDUCE_LATENCY_HOST_S",), ((10e-6, 20e-6, 30e-6, 40e-6, 50e-6, 60e-6, 70e-6, 80e-6, 100e-6),),
-              host_allreduce_score)
+              lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
+        rows = host_fit_rows(loaded=True)
         _grid(("ALLREDUCE_HOST_BYTES_S",), ((2e9, 3e9, 4e9, 6e9, 8e9, 12e9, 16e9, 24e9, 32e9),),
-              lambda: host_allreduce_score(loaded=True))
-    _grid(("EFF_FLOPS",), ((0.2, 0.3, 0.45, 0.6, 0.75),), hbm_score)
+              lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
+    rows = class_fit_rows(gddr=False)
+    _grid(("EFF_FLOPS",), ((0.2, 0.3, 0.45, 0.6, 0.75),), lambda rows=rows: hbm_score(rows))
     fit_speed_entries()
 
 
@@ -464,7 +475,7 @@ def main() -> None:
     print(f"constants: EFF_BANDWIDTH={perf.EFF_BANDWIDTH} EFF_BANDWIDTH_GDDR={perf.EFF_BANDWIDTH_GDDR} "
           f"EFF_FLOPS={perf.EFF_FLOPS} EFF_FLOPS_GDDR={perf.EFF_FLOPS_GDDR} FRONTEND_S={perf.FRONTEND_S} "
           f"STEP_OVERHEAD_S={perf.STEP_OVERHEAD_S} ALLREDUCE_LATENCY_HOST_S={perf.ALLREDUCE_LATENCY_HOST_S} "
-          f"ALLREDUCE_HOST_BYTES_S={perf.ALLREDUCE_HOST_BYTES_S:.0e}")
+          f"ALLREDUCE_HOST_BYTES_S={perf.ALLREDUCE_HOST_BYTES_S:.3g}")
     print(f"{'row':14s} {'metric':26s} {'predicted':>10s} {'measured':>10s} {'error':>8s}  counted")
     errs = []
     for rid, metric, p, m, counted in all_predictions():
