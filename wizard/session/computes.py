@@ -20,7 +20,7 @@ from wizard.sizing.fit import SizeInputs, SizeResult, check_card_precision, size
 from wizard.sizing.layout import check_layout
 from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
-from wizard.sizing.performance import Workload
+from wizard.sizing.performance import Workload, allreduce_through_host
 from wizard.sizing.policy import (
     AVERAGE_MARGIN, DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, NAME_TOLERANCE, PEAK_TO_AVERAGE, RAMP_SECONDS,
     TINY_PARAMS,
@@ -369,9 +369,8 @@ def fit(env: dict[str, Any], ctx: Context) -> Computed:
         "single_limit": _latency_text(fits_on, load) if fits_on and not fits_on.meets_targets else "",
         "plan_gpus": chosen.gpus_total,
         "tp_over_pcie": chosen.tp > 1 and not gpu.nvlink,
-        # no PCIe peer-to-peer (GeForce RTX 4090/5090): NCCL stages each all-reduce through host memory
-        "interconnect": gpu.interconnect if gpu.nvlink or gpu.pcie_p2p
-        else f"{gpu.interconnect}, through host memory (no peer-to-peer between these cards)",
+        "interconnect": f"{gpu.interconnect}, through host memory (no peer-to-peer between these cards)"
+        if allreduce_through_host(gpu) else gpu.interconnect,
         "allreduce_ms": round(chosen.limit.performance.comm_ms, 1),
         "tpot_ms": round(chosen.limit.performance.tpot_ms, 1),
         "usd_per_mtok_offline": round(chosen.cost.usd_per_mtok or 0, 2) if not online else 0,

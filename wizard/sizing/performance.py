@@ -300,12 +300,12 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         for _ in range(40):
             state = _under_load(r, w._replace(rate=lam), min(cap, b), prompt, out, budget, avg_context)
             b = max(1.0, min(cap, state.b))
-            run_rate = w.prompts / ((w.prompts - 1) / w.rate + state.ttft - state.admit + out * state.tpot)
+            run_rate = w.prompts / ((w.prompts - 1) / w.rate + state.in_engine(out))
             if abs(run_rate - lam) < 1e-4 * lam:
                 break
             lam = 0.5 * lam + 0.5 * run_rate  # damped, as the closed loop's arrivals are
         state = state._replace(b=b)
-    in_engine = state.ttft - state.admit + out * state.tpot  # s a request holds one of the b slots
+    in_engine = state.in_engine(out)  # s a request holds one of the b slots
     throughput = state.b * out / in_engine
     if w.rate is not None and w.prompts:
         # A benchmark of N prompts reports its output over the whole run (vllm bench serve: total output tokens /
@@ -357,7 +357,7 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
     marked saturated."""
     full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
                        avg_context)
-    mu = slots / (full.ttft - full.admit + out * full.tpot)
+    mu = slots / full.in_engine(out)
     n = w.prompts or 0
     assert w.rate is not None
     if n > slots and w.rate > mu:
@@ -386,6 +386,11 @@ class _Load(NamedTuple):
     comm: float
     saturated: bool = False
     admit: float = 0.0  # s a request waits for a slot before the engine takes it (clients beyond b)
+
+    def in_engine(self, out: int) -> float:
+        """Seconds a request of `out` output tokens holds one of the engine's slots: its TTFT but the wait for a
+        slot, and its decode steps."""
+        return self.ttft - self.admit + out * self.tpot
 
 
 def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
@@ -423,7 +428,8 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     # The prefill ceiling: with every step (every block's first step) carrying a full chunk, prompts are read at
     # chunk / (step + the block's decode steps) tokens per second; arrivals beyond it cannot be served, whatever the
     # queue (a closed loop then waits, an open loop is overloaded).
-    lam_max = MAX_UTILIZATION * chunk / (step(chunk) + (n - 1) * s_dec) / max(1, prompt)
+    block = step(chunk) + (n - 1) * s_dec  # a block whose first step carries a full chunk (n = 1: that step)
+    lam_max = MAX_UTILIZATION * chunk / block / max(1, prompt)
     lam = min(lam_max, w.rate if w.rate is not None else b / request)
     # A request's own decode steps carry the prompts of the others only: in a closed loop each of the b clients
     # sends one request per cycle, so while one decodes the other b − 1 arrive at (b − 1) / b of the rate (one
@@ -443,7 +449,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         else:
             # multi-step: a block's one prefill step takes every prompt waiting for it (a bulk service), so prompts
             # queue only as its chunk fills: the load is the share of a block's chunk its arrivals take
-            u = min(MAX_UTILIZATION, lam * prompt * (step(chunk) + (n - 1) * s_dec) / chunk)
+            u = min(MAX_UTILIZATION, lam * prompt * block / chunk)
         wait = u * service / (2 * (1 - u))  # M/D/1
         ttft = frontend + n * s_new / 2 + service + wait  # a new request waits out half the running step (block)
         request = ttft + out * s_seen
