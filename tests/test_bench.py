@@ -75,6 +75,11 @@ def test_its_argv_is_the_planned_load_with_flags_the_client_has(repo, tmp_path):
     assert {a for a in argv if a.startswith("--")} <= FLAGS
     fit = next(s.value for s in plan.path if s.node == "fit")
     assert value(argv, "--max-concurrency") == "48"  # the peak across the endpoint (closed loop)
+    # the clients join at 1.25 × the requests/s the plan predicts at the peak (three digits, rounded up), so the cap
+    # binds without an opening burst of 48 prompts at once
+    served = plan.performance.at_peak.tokens_per_s_per_replica * plan.replicas / 200
+    assert float(value(argv, "--request-rate")) == pytest.approx(1.25 * served, rel=0.01)
+    assert float(value(argv, "--request-rate")) >= 1.25 * served
     assert value(argv, "--random-input-len") == str(fit["typical_prompt_tokens"]) == "1000"
     assert value(argv, "--random-output-len") == str(fit["typical_output_tokens"]) == "200"
     assert value(argv, "--base-url") == "http://gateway.example:8000"
@@ -188,3 +193,40 @@ def test_a_result_of_identical_requests_is_predicted_as_synchronized_waves(repo,
     assert same_lengths({"completed": 10, "total_input_tokens": 10_050, "total_output_tokens": 2_000}, 1000, 200)
     assert not same_lengths({"completed": 10, "total_input_tokens": 12_000, "total_output_tokens": 2_000}, 1000, 200)
     assert not same_lengths({"completed": 10}, 1000, 200)
+
+
+SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
+SERVED = sorted(p.name for p in SNAPSHOTS.iterdir() if (p / "bench" / "run.sh").is_file())
+
+
+def result_of_argv(argv: list[str]) -> dict:
+    """The load fields `vllm bench serve --save-result` writes for this argv (request_rate "inf" when none is given),
+    every request at the random dataset's fixed lengths."""
+    n, prompt, output = (int(value(argv, f)) for f in ("--num-prompts", "--random-input-len", "--random-output-len"))
+    rate = float(value(argv, "--request-rate")) if "--request-rate" in argv else "inf"
+    conc = int(value(argv, "--max-concurrency")) if "--max-concurrency" in argv else None
+    return {"request_rate": rate, "max_concurrency": conc, "num_prompts": n, "completed": n,
+            "total_input_tokens": n * prompt, "total_output_tokens": n * output, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_every_starter_repos_bench_passes_a_result_equal_to_its_prediction(name, tmp_path):
+    """For every golden starter repo with a server, the load bench/run.sh sends (its argv, run with a fake `vllm`)
+    is predicted within the plan's P99 targets, as the plan's own figures at the peak are: a result equal to that
+    prediction passes check-bench, with the plan's at-peak figures as the prediction (same sizing, same load)."""
+    repo_path = SNAPSHOTS / name
+    plan = json.loads((repo_path / "plan.json").read_text())
+    argv = run_bench(repo_path, tmp_path)["argv"]
+    load = result_of_argv(argv)
+    pred = predicted(repo_path, tmp_path, load)
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps({**load, **pred}))
+    r = run_main("check-bench", str(result), "--plan", str(repo_path / "plan.json"), "--json")
+    assert r.code == 0, r.out + r.err
+    at_peak = plan["performance"]["at_peak"]
+    if "--max-concurrency" in argv:
+        # the peak over the replicas, rounded to whole clients per replica: the at-peak figures within a client
+        per = at_peak["sequences_per_replica"]
+        rel = abs(round(per) - per) / per + 0.01
+        assert pred["p99_ttft_ms"] == pytest.approx(at_peak["ttft_p99_ms"], rel=rel)
+        assert pred["p99_tpot_ms"] == pytest.approx(at_peak["tpot_p99_ms"], rel=rel)

@@ -275,6 +275,26 @@ def test_a_closed_loop_of_identical_requests_bursts_every_wave(llama8b, h100):
     assert waves.ttft_ms > performance(r, Workload(16, 1000, 200, prompts=100)).ttft_ms
 
 
+def test_clients_joining_at_a_rate_the_closed_loop_keeps_up_with_run_that_closed_loop(llama8b, h100):
+    """bench/run.sh's --request-rate beside --max-concurrency: 16 clients joining at 1.25 × mu (mu = the requests a
+    second the closed loop of 16 serves) fill the cap and then run that closed loop — its steady TTFT and TPOT, no
+    opening burst — and a run of 160 prompts ends one request time (16 / mu) after its last one starts, at
+    max(159 / rate, (160 − 16) / mu). Joining at half of mu, the cap seldom binds: the open loop at that rate."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    closed = performance(r, Workload(16, 1000, 200))
+    mu = closed.output_tokens_per_s / 200
+    rate = 1.25 * mu
+    capped = performance(r, Workload(16, 1000, 200, rate=rate, prompts=160, capped=True))
+    assert (capped.ttft_ms, capped.ttft_p99_ms, capped.tpot_ms) == (closed.ttft_ms, closed.ttft_p99_ms, closed.tpot_ms)
+    last = max(159 / rate, 144 / mu)
+    _close(capped.output_tokens_per_s, 160 * 200 / (last + 16 / mu), rel=1e-9)
+    burst = performance(r, Workload(16, 1000, 200, prompts=160, synchronized=True))
+    assert capped.ttft_p99_ms < burst.ttft_p99_ms  # the waves of bench/run.sh's former closed loop are gone
+    slow = performance(r, Workload(16, 1000, 200, rate=mu / 2, prompts=160, capped=True))
+    assert slow == performance(r, Workload(1, 1000, 200, rate=mu / 2, prompts=160))
+    assert slow.concurrency < 16
+
+
 def test_a_release_or_family_runs_at_its_own_speed_constants():
     """data/vllm-speed.json: DeepSeek-V3/R1 on the 0.7 V0 engine pays a fixed per-step cost and a slow prefill (the
     ROCm build more per step than the CUDA one);

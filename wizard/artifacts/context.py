@@ -348,22 +348,47 @@ def gateway_context(plan: Plan, answers: dict[str, Any], ctx: dict[str, Any]) ->
     }
 
 
-BENCH_MIN_PROMPTS = 200  # enough requests that the closed loop's opening burst is a small share of the mean
+BENCH_MIN_PROMPTS = 200  # enough requests that the clients' joining (and the open loop's start) is a small share
 BENCH_PROMPTS_PER_SEQ = 10
+# The closed loop's clients join at this multiple of the requests a second the plan predicts at the peak: fast enough
+# that the cap of `concurrency` in flight binds even when the endpoint serves up to 25 % more than predicted (beyond
+# that check-bench flags the throughput anyway), slow enough that the joins spread over most of a request's time.
+BENCH_JOIN_MARGIN = 1.25
+
+
+def _three_digits(x: float) -> str:
+    """x rounded up to three significant digits, as plain decimal text (no exponent): a --request-rate value."""
+    digits = max(0, 2 - math.floor(math.log10(x)))
+    step = 10.0 ** -digits
+    return f"{math.ceil(x / step - 1e-9) * step:.{digits}f}"
 
 
 def bench_load(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     """bench/run.sh's load: the plan's peak — a request rate (open loop) when the answers give peak_rps, else the
-    peak concurrency across the endpoint (closed loop) — at the typical lengths the plan sized."""
+    peak concurrency across the endpoint (closed loop) — at the typical lengths the plan sized.
+
+    The closed loop's clients join at a Poisson rate (`join_rate`, --request-rate beside --max-concurrency) instead
+    of all at once: `vllm bench serve` otherwise sends `concurrency` prompts at t = 0, and with fixed lengths and
+    --ignore-eos they finish and start again together, so every wave is that burst — a harsher load than the peak
+    the plan sized, whose clients' requests come and go independently."""
     fit = plan.fit_facts()
     prompt = int(fit.get("typical_prompt_tokens") or answers.get("prompt_tokens") or 2048)
     output = int(fit.get("typical_output_tokens") or answers.get("output_tokens") or 512)
     rate = answers.get("peak_rps")
     concurrency = int(answers.get("peak_concurrency") or plan.concurrency_per_replica or 1)
+    p = plan.performance
+    if p is not None and p.at_peak is not None:
+        # the load the replicas were sized for: the peak, or more when the daily volume keeps more in flight on
+        # average (§2: the plan then carries the average, and so does its benchmark)
+        concurrency = max(concurrency, round(p.at_peak.sequences_per_replica * max(1, plan.replicas)))
     prompts = max(BENCH_MIN_PROMPTS, BENCH_PROMPTS_PER_SEQ * concurrency)
+    join = None
+    if not rate and p is not None and p.at_peak is not None and p.at_peak.tokens_per_s_per_replica > 0:
+        served = p.at_peak.tokens_per_s_per_replica * max(1, plan.replicas) / max(1, output)  # requests/s at the peak
+        join = _three_digits(BENCH_JOIN_MARGIN * served)
     text = f"{rate:g} requests/s (Poisson arrivals)" if rate else f"{concurrency} requests in flight"
     return {"prompt": prompt, "output": output, "rate": rate, "concurrency": concurrency, "prompts": prompts,
-            "load_text": text}
+            "join_rate": join, "load_text": text}
 
 
 def build_context(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:

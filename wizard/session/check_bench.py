@@ -118,14 +118,21 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
                             sequence_tokens=i.sequence_tokens)
         spec, gpu = resolve_model(plan.model), find_gpu(plan.gpu)
         per_prompts = int(prompts) // replicas if isinstance(prompts, int) and prompts > 0 else None
-        if isinstance(rate, (int, float)) and rate != float("inf") and not isinstance(conc, int):
+        finite = isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate != float("inf")
+        if finite and not isinstance(conc, int):
             w = Workload(1, prompt, output, rate=float(rate) / replicas, prompts=per_prompts)
             b = 1
         else:
             clients = float(conc) / replicas if isinstance(conc, int) else float(i.max_num_seqs)
-            b = max(1, min(int(round(clients)), i.max_num_seqs))
-            w = Workload(b, prompt, output, prompts=per_prompts, clients=clients if clients > b else None,
-                         synchronized=same_lengths(data, prompt, output))
+            seqs = max(1.0, min(clients, float(i.max_num_seqs)))  # a time average: may be fractional
+            waiting = clients if clients > i.max_num_seqs else None  # beyond max_num_seqs: vLLM's queue
+            if finite:  # clients join at the rate, at most `conc` in flight: no opening burst, no waves
+                w = Workload(seqs, prompt, output, rate=float(rate) / replicas, prompts=per_prompts, clients=waiting,
+                             capped=True)
+            else:
+                w = Workload(seqs, prompt, output, prompts=per_prompts, clients=waiting,
+                             synchronized=same_lengths(data, prompt, output))
+            b = max(1, int(round(seqs)))
         r = size(spec, gpu, inputs._replace(concurrency=b))
         q = performance(r, w)
     except (InputError, OSError, ValueError):
@@ -149,8 +156,10 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     predicted, how = predict_at_bench_load(plan, data, replicas)
     if how:
         check.advice.append(how)
-    check.load = (f"{conc} requests in flight" if isinstance(conc, int) else
-                  f"{rate} requests/s" if isinstance(rate, (int, float)) else "the load of the result")
+    finite = isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate != float("inf")
+    check.load = (f"{conc} requests in flight, joining at {rate:g} requests/s" if isinstance(conc, int) and finite
+                  else f"{conc} requests in flight" if isinstance(conc, int) else
+                  f"{rate:g} requests/s" if finite else "the load of the result")
     for metric, key, pred_key, target_key in METRICS:
         measured = data.get(key)
         measured = float(measured) if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None

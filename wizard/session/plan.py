@@ -11,6 +11,7 @@ from wizard.errors import InputError
 from wizard.session.computes import Fit, sized_search, typical_lengths
 from wizard.session.session import Session
 from wizard.sizing.cost import DAYS_PER_MONTH, managed_cost, staff_cost
+from wizard.sizing.performance import Workload, performance
 from wizard.sizing.size_json import size_json
 from wizard.specs import contracts as c
 from wizard.tree.schema import ExposureMap, Recommendation, evaluate
@@ -53,9 +54,18 @@ def path_of(session: Session) -> list[c.Step]:
     return out
 
 
-def performance_of(cand) -> c.Performance:
+def at_peak_of(cand, prompt: int, output: int) -> c.AtPeak:
+    """The sizing core at the peak's share of one replica (steady state, the plan's typical lengths)."""
+    per = max(1.0, cand.replicas.peak_sequences / max(1, cand.replicas.replicas))
+    q = performance(cand.limit.result, Workload(per, prompt, output))
+    return c.AtPeak(sequences_per_replica=round(per, 1), ttft_ms=round(q.ttft_ms, 1), ttft_p99_ms=round(q.ttft_p99_ms, 1),
+                    tpot_ms=round(q.tpot_ms, 1), tpot_p99_ms=round(q.tpot_p99_ms, 1),
+                    tokens_per_s_per_replica=round(q.output_tokens_per_s, 1))
+
+
+def performance_of(cand, lengths: tuple[int, int] | None = None) -> c.Performance:
     p = cand.limit.performance
-    return c.Performance(ttft_ms=round(p.ttft_ms, 1), tpot_ms=round(p.tpot_ms, 1),
+    return c.Performance(at_peak=at_peak_of(cand, *lengths) if lengths else None,ttft_ms=round(p.ttft_ms, 1), tpot_ms=round(p.tpot_ms, 1),
                          tokens_per_s_per_replica=round(p.output_tokens_per_s, 1), max_batch=cand.limit.batch,
                          limited_by=cand.limit.limited_by, kv_batch=cand.limit.kv_batch,
                          kv_batch_typical=cand.limit.kv_batch_typical, replicas_set_by=cand.replicas.set_by,
@@ -199,7 +209,9 @@ def build_plan(session: Session) -> c.Plan:
         plan.concurrency_per_replica = max(chosen.limit.batch, 1)
         plan.memory = size_json(chosen.limit.result)
         plan.checkpoint_bytes = fit.checkpoint_bytes
-        plan.performance = performance_of(chosen)
+        facts = plan.fit_facts()
+        lengths = (facts.get("typical_prompt_tokens"), facts.get("typical_output_tokens"))
+        plan.performance = performance_of(chosen, lengths if all(isinstance(x, int) for x in lengths) else None)
         plan.cost = cost_of(chosen.cost)
         plan.cold_start = c.ColdStart(stages=[c.Stage(name=s.name, seconds=round(s.seconds, 1), basis=s.basis)
                                               for s in starts.stages], total_s=round(starts.total_s, 1))

@@ -28,6 +28,9 @@ requests also finish together, and every wave is such a burst. V0's multi-step s
 takes new prompts only at the start of a block of n steps: a new request waits out half a block on average (a whole
 one at P99); with chunked prefill a prompt's chunks are one a block and its first token comes with the block's end;
 the prefill ceiling is a chunk per block. A benchmark of N open-loop prompts reports its output over the whole run.
+Poisson arrivals capped at B in flight (--request-rate with --max-concurrency, the starter repo's bench/run.sh) join
+one by one: at a rate the closed loop of B keeps up with, the cap binds and the engine runs that closed loop without
+its opening burst; below it, the open loop.
 
 Efficiencies are fitted by `python benchmarks/throughput.py --fit` on the rows marked fit: true of
 tests/data/throughput-bench.yaml and tests/data/throughput-dev.yaml, and reported on the rest.
@@ -120,6 +123,9 @@ class Workload(NamedTuple):
     # bench/run.sh sends): they finish together, so every wave of `concurrency` prompts arrives at once, not only
     # the first — each wave waits for its prompts' chunks in turn.
     synchronized: bool = False
+    # Poisson arrivals at `rate` with at most `concurrency` in flight (vllm bench serve --request-rate with
+    # --max-concurrency): the requests beyond wait in the client, outside TTFT (see `capped_load`).
+    capped: bool = False
 
 
 class Performance(NamedTuple):
@@ -276,6 +282,8 @@ def performance(r: SizeResult, w: Workload) -> Performance:
 
     A pure function of immutable arguments, remembered: the layout search asks the same batch again across its
     rounds (the Little's-law average, the fp8 option)."""
+    if w.capped and w.rate is not None:
+        return capped_load(r, w)
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     budget = r.activation.tokens  # max_num_batched_tokens: decodes first, prompt chunks fill the rest
     avg_context = prompt + out / 2
@@ -330,6 +338,25 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         prefill_share=state.f,
         saturated=state.saturated,
     )
+
+
+def capped_load(r: SizeResult, w: Workload) -> Performance:
+    """Poisson arrivals at `w.rate` with at most `w.concurrency` in flight (the client holds the rest, and their wait
+    is not in TTFT). When the rate reaches mu, the requests a second the closed loop of `concurrency` serves, the cap
+    binds once the clients have joined: the engine runs that closed loop, its requests started one by one (no
+    opening burst of `concurrency` prompts at once); a run of N prompts ends when its last request, started at
+    max((N − 1) / rate, (N − concurrency) / mu), is done. Below mu the cap seldom binds: the open loop at that rate."""
+    assert w.rate is not None
+    closed = performance(r, Workload(w.concurrency, w.prompt_tokens, w.output_tokens, clients=w.clients))
+    out = max(1, w.output_tokens)
+    mu = closed.output_tokens_per_s / out  # requests a second
+    if w.rate < mu:
+        return performance(r, Workload(1, w.prompt_tokens, w.output_tokens, rate=w.rate, prompts=w.prompts))
+    if not w.prompts:
+        return closed
+    n, b = w.prompts, max(1.0, w.concurrency)
+    last = max((n - 1) / w.rate, max(0.0, n - b) / mu)
+    return closed._replace(output_tokens_per_s=n * out / (last + b / mu))
 
 
 def engine_slots(r: SizeResult, prompt: int, out: int) -> float:

@@ -152,6 +152,20 @@ Exposure = Literal["none", "gateway", "kubernetes", "managed_api"]  # §6: who r
 
 
 @dataclass(slots=True, kw_only=True)
+class AtPeak(_Strict):
+    """One replica's figures at the peak the replicas share, in steady state: below the capacity figures when the
+    replicas were set by more than the batch (the P99 bound, a forced count, the spare replica)."""
+
+    sequences_per_replica: float
+    """the peak's sequences in flight (peak concurrency, or what the peak rate implies) / replicas"""
+    ttft_ms: float
+    ttft_p99_ms: float
+    tpot_ms: float
+    tpot_p99_ms: float
+    tokens_per_s_per_replica: float
+
+
+@dataclass(slots=True, kw_only=True)
 class Performance(_Strict):
     ttft_ms: float
     tpot_ms: float
@@ -170,6 +184,9 @@ class Performance(_Strict):
     P99 target is held against"""
     tpot_p99_ms: float | None = None
     """P99 TPOT under the peak load (steps that carry prefill chunks are longer)"""
+    at_peak: AtPeak | None = None
+    """the figures at the peak spread over the replicas (what the endpoint shows at its peak, and what the starter
+    repo's bench/run.sh measures); the figures above are at max_batch sequences, the capacity the targets allow"""
 
 
 @dataclass(slots=True, kw_only=True)
