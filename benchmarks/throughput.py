@@ -112,6 +112,7 @@ MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-
 # seed) to a model with the same tokenizer (Qwen3's): tp-011's measured totals, 217,393 prompt and 201,422 output
 # tokens, are their lengths (an assumption the row list states; the outputs can stop at EOS sooner or later).
 SHAREGPT_1000_QWEN3 = (217, 201)
+SHAREGPT_MAX_TOTAL = 2048  # vLLM's ShareGPT sampler drops pairs longer than this (is_valid_sequence, max_total_len)
 
 
 def assumed_lengths(row: dict) -> bool:
@@ -248,7 +249,11 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
     # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.
     admitted = max(1.0, probe.kv_capacity_tokens / (prompt + (output if fixed else output / 2)))
     if isinstance(rate, (int, float)) and rate != float("inf") and not conc:
-        w = Workload(1, prompt, output, rate=float(rate), prompts=int(row.get("num_prompts") or 0) or None)
+        # ShareGPT's outputs vary (conversation replies): the longest sets the run's end. vLLM's sampler keeps pairs
+        # of at most 2048 tokens (vllm/benchmarks/datasets.py is_valid_sequence, max_total_len=2048)
+        varied = SHAREGPT_MAX_TOTAL - prompt if str(row.get("dataset", "")).startswith("sharegpt") else None
+        w = Workload(1, prompt, output, rate=float(rate), prompts=int(row.get("num_prompts") or 0) or None,
+                     varied_output_max=varied)
         b = None
     else:  # closed loop: --max-concurrency, or every prompt at once (rate inf): what the engine admits
         b = max(1.0, min(float(conc or row.get("num_prompts") or 1), float(row.get("num_prompts") or 1e9), seqs,

@@ -411,6 +411,31 @@ def test_a_benchmark_of_n_open_loop_prompts_reports_its_output_over_the_whole_ru
     _close(one.output_tokens_per_s, 200 / ((one.ttft_ms + 200 * one.tpot_ms) / 1000), rel=1e-9)
 
 
+def test_the_expected_end_of_a_run_of_varied_outputs_by_hand():
+    """Two requests sent at once (span 0), outputs exponential about m = 200 tokens: the run ends with the longer,
+    whose expected length is m × (1 + 1/2) — at τ = 20 ms a token after a 0.1 s TTFT, 0.1 + 0.02 × 300 s. When the
+    run stops being busy at once (busy = TTFT) the tokens come at the drained τ of 10 ms: 0.1 + 0.01 × 300 s. A cap of
+    50 tokens (a sampler's maximum) ends it by 0.1 + 0.02 × 50 s."""
+    _close(perf.expected_last_finish(2, 0.0, 0.1, 0.02, 0.02, 1e9, 200, 10**6, points=4000), 0.1 + 0.02 * 300, rel=1e-3)
+    _close(perf.expected_last_finish(2, 0.0, 0.1, 0.02, 0.01, 0.1, 200, 10**6, points=4000), 0.1 + 0.01 * 300, rel=1e-3)
+    capped = perf.expected_last_finish(2, 0.0, 0.1, 0.02, 0.02, 1e9, 200, 50)
+    assert 0.1 + 0.02 * 20 < capped <= 0.1 + 0.02 * 50 + 1e-9
+
+
+def test_a_run_of_varied_outputs_ends_with_its_longest_request(llama8b, h100):
+    """A ShareGPT-like run (outputs vary about the mean) lasts past the arrivals plus one mean request: its output
+    a second is below the same run of fixed outputs, and more so at a higher rate (the tail is a larger share)."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    shares = []
+    for rate in (2.0, 8.0):
+        fixed = performance(r, Workload(1, 200, 200, rate=rate, prompts=200))
+        varied = performance(r, Workload(1, 200, 200, rate=rate, prompts=200, varied_output_max=1848))
+        assert (varied.ttft_ms, varied.tpot_ms) == (fixed.ttft_ms, fixed.tpot_ms)
+        assert varied.output_tokens_per_s < fixed.output_tokens_per_s
+        shares.append(varied.output_tokens_per_s / fixed.output_tokens_per_s)
+    assert shares[1] < shares[0]
+
+
 def test_an_open_loop_of_fewer_prompts_than_slots_holds_them_all_and_no_more(llama8b, h100):
     """40 requests a second of 100 + 2,000 tokens ask Little's law for hundreds of sequences (each decodes for
     seconds): a benchmark of N = 10 never reaches that steady state — 10 arrivals over 9 / 40 s, then a drain — so

@@ -27,7 +27,8 @@ the same lengths (Workload.synchronized: vllm bench serve's random dataset, rang
 requests also finish together, and every wave is such a burst. V0's multi-step scheduling (--num-scheduler-steps n)
 takes new prompts only at the start of a block of n steps: a new request waits out half a block on average (a whole
 one at P99); with chunked prefill a prompt's chunks are one a block and its first token comes with the block's end;
-the prefill ceiling is a chunk per block. A benchmark of N open-loop prompts reports its output over the whole run.
+the prefill ceiling is a chunk per block. A benchmark of N open-loop prompts reports its output over the whole run,
+which ends with its last request — with varied outputs (ShareGPT), most likely a long one (expected_last_finish).
 Poisson arrivals capped at B in flight (--request-rate with --max-concurrency, the starter repo's bench/run.sh) join
 one by one: at a rate the closed loop of B keeps up with, the cap binds and the engine runs that closed loop without
 its opening burst; below it, the open loop.
@@ -126,6 +127,11 @@ class Workload(NamedTuple):
     # Poisson arrivals at `rate` with at most `concurrency` in flight (vllm bench serve --request-rate with
     # --max-concurrency): the requests beyond wait in the client, outside TTFT (see `capped_load`).
     capped: bool = False
+    # A benchmark whose output lengths vary as a conversation dataset's do (ShareGPT): the longest output in the run
+    # sets when it ends (`expected_last_finish`); the lengths are taken as exponential about output_tokens (an
+    # assumption: coefficient of variation 1, not fitted) up to this many tokens (the sampler's cap). None: every
+    # request has output_tokens.
+    varied_output_max: int | None = None
 
 
 class Performance(NamedTuple):
@@ -323,7 +329,14 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         starts = (w.prompts - 1) / w.rate
         if state.saturated:
             starts = max(starts, (w.prompts - 1) * in_engine / state.b)
-        throughput = w.prompts * out / (starts + in_engine)
+        end = starts + in_engine
+        if w.varied_output_max and w.prompts > 1:
+            # the run lasts until its last request ends, most likely a long one: decoding at the loaded step while
+            # the run is busy (its arrivals and their mean request time), then nearly alone as the batch drains
+            alone = performance(r, Workload(1, prompt, out)).tpot_ms / 1000
+            end = max(end, expected_last_finish(w.prompts, starts, state.ttft, state.tpot, alone, end, out,
+                                                w.varied_output_max))
+        throughput = w.prompts * out / end
     return Performance(
         ttft_ms=state.ttft * 1000,
         tpot_ms=state.tpot * 1000,
@@ -338,6 +351,35 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         prefill_share=state.f,
         saturated=state.saturated,
     )
+
+
+def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alone: float, busy: float,
+                         mean_out: float, cap: int, points: int = 160) -> float:
+    """Expected end (s) of a run of n requests arriving evenly over `span` seconds, each taking `ttft` and then
+    decoding its output — exponential about `mean_out` tokens, at most `cap` — at `tpot` s a token until `busy`
+    s and at `tpot_alone` after: E[max_i finish_i] = x0 + the integral from x0 of P(some request ends after x),
+    x0 = span + ttft (the last arrival's first token), by Simpson's rule on `points` intervals up to where every
+    request has ended but with a negligible probability."""
+    def p_done(x: float) -> float:  # P(every request has ended by x)
+        log_p = 0.0
+        for i in range(n):
+            t0 = i * span / (n - 1) + ttft
+            if x <= t0:
+                return 0.0
+            edge = max(busy, t0)
+            tokens = (x - t0) / tpot if x <= edge else max(0.0, busy - t0) / tpot + (x - edge) / tpot_alone
+            if tokens <= 0:
+                return 0.0
+            if tokens < cap:
+                log_p += math.log1p(-math.exp(-tokens / mean_out))
+        return math.exp(log_p)
+
+    x0 = span + ttft
+    # past x1 every request has ended but with probability < 1e-9: n × e^(−L/m) < 1e-9 at L = m (ln n + 21)
+    x1 = x0 + min(cap, mean_out * (math.log(n) + 21)) * max(tpot, tpot_alone)
+    h = (x1 - x0) / points
+    total = sum((1 if k in (0, points) else 4 if k % 2 else 2) * (1 - p_done(x0 + k * h)) for k in range(points + 1))
+    return x0 + total * h / 3
 
 
 def capped_load(r: SizeResult, w: Workload) -> Performance:
