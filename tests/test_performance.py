@@ -393,6 +393,34 @@ def test_an_open_loop_beyond_the_engines_slots_runs_it_full_and_queues_the_rest(
     _close(steady.output_tokens_per_s, full.output_tokens_per_s, rel=1e-9)  # the engine's service rate, mu × 200
 
 
+def test_requests_the_pool_has_prompt_room_for_wait_in_their_decode_not_their_ttft(llama8b, h100):
+    """A pool of 40,320 tokens: sequences of 1,000 prompt + 100 (half the output) tokens, 1,104 in whole 16-token
+    blocks, fill it at 36 (the slots), but vLLM admits a request when its prompt's blocks are free — 40 prompts of
+    1,000 tokens (1,008 in blocks). 40 requests arriving
+    at 200 a second: the first 36 run; requests 37..40 are admitted at arrival too (first token at once) and the
+    engine preempts for their outputs, so each waits k (1 / mu − 1 / rate) in its decode: TTFT is the full engine's,
+    TPOT carries the mean wait / 200 tokens. With 60 requests, those beyond the 40 admitted wait for admission
+    until k − 40 have finished, at (k − 40 + 36) / mu."""
+    base = size(llama8b, h100, SizeInputs(concurrency=1, max_num_seqs=256))
+    util = 0.9 - (base.kv_pool_bytes - 40_320 * L8_KV_PER_TOKEN) / h100.memory_reported_bytes
+    r = size(llama8b, h100, SizeInputs(concurrency=1, max_num_seqs=256, gpu_memory_utilization=util))
+    assert abs(r.kv_pool_bytes - 40_320 * L8_KV_PER_TOKEN) < 8 * L8_KV_PER_TOKEN
+    slots, admitted = perf.engine_slots(r, 1000, 200), perf.admitted_at_once(r, 1000)
+    assert int(slots) == 36 and int(admitted) == 40
+    full = performance(r, Workload(slots, 1000, 200))
+    mu = slots / ((full.ttft_ms + 200 * full.tpot_ms) / 1000)
+    late = 1 / mu - 1 / 200
+    p = performance(r, Workload(1, 1000, 200, rate=200.0, prompts=40))
+    assert p.saturated
+    _close(p.ttft_ms, full.ttft_ms, rel=1e-9)
+    _close(p.tpot_ms, full.tpot_ms + late * sum(range(37, 41)) / 40 / 200 * 1000, rel=1e-6)
+    q = performance(r, Workload(1, 1000, 200, rate=200.0, prompts=60))
+    ttft_wait = sum(max(0.0, (k - admitted + slots) / mu - k / 200) for k in range(41, 61)) / 60
+    _close(q.ttft_ms, full.ttft_ms + ttft_wait * 1000, rel=1e-6)
+    total = sum(late * k for k in range(37, 61)) / 60
+    _close(q.tpot_ms, full.tpot_ms + (total - ttft_wait) / 200 * 1000, rel=1e-6)
+
+
 def test_a_benchmark_of_n_open_loop_prompts_reports_its_output_over_the_whole_run(llama8b, h100):
     """vllm bench serve divides the output of N = 20 requests at 2 a second by the run's duration: the arrivals span
     19 / 2 s (the first is sent at once) and the last request ends one request time (TTFT + 200 TPOT) after it

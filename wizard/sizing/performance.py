@@ -14,7 +14,8 @@ after another, so PP does not cut a single request's TTFT (§3).
 The load (load model): requests arrive at λ per second — closed loop (a benchmark's --max-concurrency B, the
 planner's peak concurrency): λ = B / request time; open loop (--request-rate R, Poisson): λ = R and B = λ ×
 request time (Little's law), at most the sequences the engine holds (max_num_seqs, the KV cache): beyond them it
-runs full and the rest wait in its queue (a benchmark of N prompts: their waits join TTFT). A share of the steps
+runs full and the rest wait (a benchmark of N prompts: in its queue, their waits in TTFT — but those whose prompts the
+KV pool still has room for are admitted at once and preempted later, their waits in TPOT). A share of the steps
 carries prefill chunks (λ × prompt / chunk steps per second); those are longer, so
     TPOT mean = the average step a request decodes through — it shares steps with the others' prompt chunks only
     (closed loop: the other B − 1 clients' share of the arrivals); TPOT P99 = mean + 2.33 σ of that average over
@@ -413,6 +414,19 @@ def engine_slots(r: SizeResult, prompt: int, out: int) -> float:
     return min(float(seqs), kv)
 
 
+def admitted_at_once(r: SizeResult, prompt: int) -> float:
+    """Requests the engine takes in before its KV pool is out of room for their prompts: vLLM admits a waiting
+    request when the free blocks hold its prompt (V1 KVCacheManager.allocate_slots; V0 BlockSpaceManager.can_allocate,
+    less a 1 % watermark not counted here), and makes room for the outputs later by preempting (recompute), at most
+    max_num_seqs."""
+    i = r.inputs
+    per_prompt = r.sequence_kv_bytes(max(1, prompt))
+    kv = r.kv_pool_bytes / per_prompt if per_prompt else math.inf
+    seqs = i.max_num_seqs or profile_for(i.vllm_version).default_batch(r.gpu, i.context_tokens, r.model,
+                                                                        i.vllm_version)[1]
+    return min(float(seqs), kv)
+
+
 def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt: int, out: int, budget: int,
                 avg_context: float) -> "_Load":
     """An open loop with more requests in flight than the engine holds (engine_slots): it runs full and the rest
@@ -431,10 +445,24 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
     assert w.rate is not None
     if n > slots and w.rate > mu:
         late = 1 / mu - 1 / w.rate
-        k0 = int(slots)
-        mean = late * (n * (n + 1) - k0 * (k0 + 1)) / (2 * n)
-        p99 = late * math.ceil(0.99 * n) if math.ceil(0.99 * n) > slots else 0.0
-        return full._replace(ttft=full.ttft + mean, ttft99=full.ttft99 + p99, admit=full.admit + mean, saturated=True)
+        # The first requests the pool has room for (their prompts) are admitted as they arrive and get their first
+        # token; the engine then preempts for their outputs, so their wait is in their decode (TPOT), not their
+        # TTFT. A request beyond them is admitted once k − admitted have finished, at (k − admitted + slots) / mu;
+        # the rest of its wait (the k / mu above) is again in its decode.
+        admitted = max(slots, admitted_at_once(r, prompt))
+        k99 = math.ceil(0.99 * n)
+
+        def ttft_wait(k: int) -> float:
+            return max(0.0, (k - admitted + slots) / mu - k / w.rate) if k > admitted else 0.0
+
+        def total_wait(k: int) -> float:
+            return late * k if k > slots else 0.0
+
+        first = sum(ttft_wait(k) for k in range(1, n + 1)) / n
+        rest = sum(total_wait(k) - ttft_wait(k) for k in range(1, n + 1)) / n
+        tpot, tpot99 = full.tpot + rest / out, full.tpot99 + (total_wait(k99) - ttft_wait(k99)) / out
+        return full._replace(ttft=full.ttft + first, ttft99=full.ttft99 + ttft_wait(k99), admit=full.admit + first,
+                             tpot=tpot, tpot99=max(tpot99, tpot), stalled=rest, saturated=True)
     # without N the wait has no bound: the open loop's own figure stands, as a wait for a slot (the engine's time,
     # and so its output a second, is the closed loop's)
     ttft = max(state.ttft, full.ttft)
@@ -455,11 +483,12 @@ class _Load(NamedTuple):
     comm: float
     saturated: bool = False
     admit: float = 0.0  # s a request waits for a slot before the engine takes it (clients beyond b)
+    stalled: float = 0.0  # s a request spends preempted, in its decode (admitted beyond the slots), in tpot
 
     def in_engine(self, out: int) -> float:
         """Seconds a request of `out` output tokens holds one of the engine's slots: its TTFT but the wait for a
-        slot, and its decode steps."""
-        return self.ttft - self.admit + out * self.tpot
+        slot, and its decode steps but the time it spent preempted."""
+        return self.ttft - self.admit + out * self.tpot - self.stalled
 
 
 def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
