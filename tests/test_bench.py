@@ -209,12 +209,31 @@ def result_of_argv(argv: list[str]) -> dict:
             "total_input_tokens": n * prompt, "total_output_tokens": n * output, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
 
 
-@pytest.mark.parametrize("name", SERVED)
-def test_every_starter_repos_bench_passes_a_result_equal_to_its_prediction(name, tmp_path):
-    """For every golden starter repo with a server, the load bench/run.sh sends (its argv, run with a fake `vllm`)
-    is predicted within the plan's P99 targets, as the plan's own figures at the peak are: a result equal to that
-    prediction passes check-bench, with the plan's at-peak figures as the prediction (same sizing, same load)."""
-    repo_path = SNAPSHOTS / name
+@pytest.fixture(scope="module")
+def rate_repos(tmp_path_factory):
+    """Repos whose peak is a request rate: as given, and below the daily average (which the replicas then carry)."""
+    base = tmp_path_factory.mktemp("rate")
+    return {"peak_rps": make_repo({**ONLINE, "peak_rps": 12.5}, base / "rps")[1],
+            "daily_average": make_repo({**ONLINE, "peak_rps": 2, "daily_requests": 2_000_000}, base / "daily")[1]}
+
+
+def test_a_rate_peak_below_the_daily_average_is_benched_at_the_average(rate_repos, tmp_path):
+    """2 requests/s given, 2,000,000 a day (23.1 a second on average): the plan carries the average (§2), its
+    at-peak figures are the open loop at that rate, and bench/run.sh sends it (rounded up to three digits)."""
+    path = rate_repos["daily_average"]
+    at_peak = json.loads((path / "plan.json").read_text())["performance"]["at_peak"]
+    assert at_peak["requests_per_s"] == pytest.approx(2_000_000 / 86400, rel=1e-4)
+    argv = run_bench(path, tmp_path)["argv"]
+    assert value(argv, "--request-rate") == "23.2" and "--max-concurrency" not in argv
+
+
+@pytest.mark.parametrize("name", SERVED + ["peak_rps", "daily_average"])
+def test_every_starter_repos_bench_passes_a_result_equal_to_its_prediction(name, tmp_path, rate_repos):
+    """For every golden starter repo with a server, and two whose peak is a request rate, the load bench/run.sh
+    sends (its argv, run with a fake `vllm`) is predicted within the plan's P99 targets, as the plan's own figures at
+    the peak are: a result equal to that prediction passes check-bench, with the plan's at-peak figures as the
+    prediction (same sizing, same load)."""
+    repo_path = rate_repos.get(name) or SNAPSHOTS / name
     plan = json.loads((repo_path / "plan.json").read_text())
     argv = run_bench(repo_path, tmp_path)["argv"]
     load = result_of_argv(argv)
@@ -224,9 +243,8 @@ def test_every_starter_repos_bench_passes_a_result_equal_to_its_prediction(name,
     r = run_main("check-bench", str(result), "--plan", str(repo_path / "plan.json"), "--json")
     assert r.code == 0, r.out + r.err
     at_peak = plan["performance"]["at_peak"]
-    if "--max-concurrency" in argv:
-        # the peak over the replicas, rounded to whole clients per replica: the at-peak figures within a client
-        per = at_peak["sequences_per_replica"]
-        rel = abs(round(per) - per) / per + 0.01
-        assert pred["p99_ttft_ms"] == pytest.approx(at_peak["ttft_p99_ms"], rel=rel)
-        assert pred["p99_tpot_ms"] == pytest.approx(at_peak["tpot_p99_ms"], rel=rel)
+    assert ("--max-concurrency" in argv) == (at_peak.get("requests_per_s") is None)
+    # the peak over the replicas (whole clients, or a rate rounded up to three digits): the at-peak figures
+    assert pred["p99_ttft_ms"] == pytest.approx(at_peak["ttft_p99_ms"], rel=0.02)
+    assert pred["p99_tpot_ms"] == pytest.approx(at_peak["tpot_p99_ms"], rel=0.02)
+    assert pred["output_throughput"] == pytest.approx(at_peak["tokens_per_s_per_replica"] * plan["replicas"], rel=0.15)

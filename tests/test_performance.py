@@ -284,15 +284,36 @@ def test_clients_joining_at_a_rate_the_closed_loop_keeps_up_with_run_that_closed
     closed = performance(r, Workload(16, 1000, 200))
     mu = closed.output_tokens_per_s / 200
     rate = 1.25 * mu
-    capped = performance(r, Workload(16, 1000, 200, rate=rate, prompts=160, capped=True))
+    capped = performance(r, Workload(16, 1000, 200, rate=rate, prompts=160, capped=True, synchronized=True))
     assert (capped.ttft_ms, capped.ttft_p99_ms, capped.tpot_ms) == (closed.ttft_ms, closed.ttft_p99_ms, closed.tpot_ms)
-    last = max(159 / rate, 144 / mu)
-    _close(capped.output_tokens_per_s, 160 * 200 / (last + 16 / mu), rel=1e-9)
+    # the 16 clients join over 15 / rate, then each runs its requests back to back
+    _close(capped.output_tokens_per_s, 160 * 200 / (15 / rate + 144 / mu + 16 / mu), rel=1e-9)
     burst = performance(r, Workload(16, 1000, 200, prompts=160, synchronized=True))
     assert capped.ttft_p99_ms < burst.ttft_p99_ms  # the waves of bench/run.sh's former closed loop are gone
     slow = performance(r, Workload(16, 1000, 200, rate=mu / 2, prompts=160, capped=True))
     assert slow == performance(r, Workload(1, 1000, 200, rate=mu / 2, prompts=160))
     assert slow.concurrency < 16
+
+
+def test_clients_joining_faster_than_the_prefill_ceiling_back_up_towards_the_burst(llama8b, h100):
+    """64 identical requests (synchronized: the phases stay every cycle) whose clients join at rate R: each cycle's
+    64 prompts arrive at R a second; past the prefill ceiling C the k-th waits k (1 / C − 1 / R), (64 + 1) / 2 × that
+    on average. The extra wait grows with R and stays below the burst of all 64 at once; varied requests carry it in
+    their first cycle only (64 of 640)."""
+    r = size(llama8b, h100, SizeInputs(concurrency=64))
+    closed = performance(r, Workload(64, 1000, 200))
+    ceiling = perf._under_load(r, Workload(64, 1000, 200), 64, 1000, 200, r.activation.tokens, 1100).ceiling
+    waits = []
+    for rate in (2 * ceiling, 8 * ceiling):
+        p = performance(r, Workload(64, 1000, 200, rate=rate, prompts=640, capped=True, synchronized=True))
+        behind = 1 / ceiling - 1 / rate
+        _close(p.ttft_ms, closed.ttft_ms + behind * 65 / 2 * 1000, rel=1e-9)
+        _close(p.ttft_p99_ms, closed.ttft_p99_ms + behind * 64 * 1000, rel=1e-9)  # ceil(0.99 × 64) = 64
+        waits.append(p.ttft_ms)
+        varied = performance(r, Workload(64, 1000, 200, rate=rate, prompts=640, capped=True))
+        _close(varied.ttft_ms, closed.ttft_ms + 0.1 * behind * 65 / 2 * 1000, rel=1e-9)
+    burst = performance(r, Workload(64, 1000, 200, prompts=640, synchronized=True))
+    assert waits[0] < waits[1] < burst.ttft_ms * 1.05
 
 
 def test_a_release_or_family_runs_at_its_own_speed_constants():
@@ -414,11 +435,21 @@ def test_requests_the_pool_has_prompt_room_for_wait_in_their_decode_not_their_tt
     assert p.saturated
     _close(p.ttft_ms, full.ttft_ms, rel=1e-9)
     _close(p.tpot_ms, full.tpot_ms + late * sum(range(37, 41)) / 40 / 200 * 1000, rel=1e-6)
+    _close(p.tpot_p99_ms, full.tpot_p99_ms + late * 40 / 200 * 1000, rel=1e-6)  # the 40th's stall, the largest
+    # the engine serves at mu whatever the stalls: the last request starts at 39 / mu, one engine time before the end
+    _close(p.output_tokens_per_s, 40 * 200 / (39 / mu + slots / mu), rel=1e-6)
     q = performance(r, Workload(1, 1000, 200, rate=200.0, prompts=60))
     ttft_wait = sum(max(0.0, (k - admitted + slots) / mu - k / 200) for k in range(41, 61)) / 60
     _close(q.ttft_ms, full.ttft_ms + ttft_wait * 1000, rel=1e-6)
     total = sum(late * k for k in range(37, 61)) / 60
     _close(q.tpot_ms, full.tpot_ms + (total - ttft_wait) / 200 * 1000, rel=1e-6)
+    # P99 over the requests' own stalls (rising to the 40th's, then (40 − slots) / mu after): the largest of the 60
+    def stall(k: int) -> float:
+        waits_for_admission = max(0.0, (k - admitted + slots) / mu - k / 200) if k > admitted else 0.0
+        return late * k - waits_for_admission if k > slots else 0.0
+
+    stalls = sorted(stall(k) for k in range(1, 61))
+    _close(q.tpot_p99_ms, full.tpot_p99_ms + stalls[59] / 200 * 1000, rel=1e-6)
 
 
 def test_a_benchmark_of_n_open_loop_prompts_reports_its_output_over_the_whole_run(llama8b, h100):

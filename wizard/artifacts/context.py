@@ -374,19 +374,22 @@ def bench_load(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     fit = plan.fit_facts()
     prompt = int(fit.get("typical_prompt_tokens") or answers.get("prompt_tokens") or 2048)
     output = int(fit.get("typical_output_tokens") or answers.get("output_tokens") or 512)
-    rate = answers.get("peak_rps")
     concurrency = int(answers.get("peak_concurrency") or plan.concurrency_per_replica or 1)
     p = plan.performance
-    if p is not None and p.at_peak is not None:
+    at_peak = p.at_peak if p is not None else None
+    rate = answers.get("peak_rps")
+    if at_peak is not None:
         # the load the replicas were sized for: the peak, or more when the daily volume keeps more in flight on
         # average (§2: the plan then carries the average, and so does its benchmark)
-        concurrency = max(concurrency, round(p.at_peak.sequences_per_replica * max(1, plan.replicas)))
+        rate = at_peak.requests_per_s or rate
+        concurrency = max(concurrency, round(at_peak.sequences_per_replica * max(1, plan.replicas)))
     prompts = max(BENCH_MIN_PROMPTS, BENCH_PROMPTS_PER_SEQ * concurrency)
     join = None
-    if not rate and p is not None and p.at_peak is not None and p.at_peak.tokens_per_s_per_replica > 0:
-        served = p.at_peak.tokens_per_s_per_replica * max(1, plan.replicas) / max(1, output)  # requests/s at the peak
+    if not rate and at_peak is not None and at_peak.tokens_per_s_per_replica > 0:
+        served = at_peak.tokens_per_s_per_replica * max(1, plan.replicas) / max(1, output)  # requests/s at the peak
         join = _three_digits(BENCH_JOIN_MARGIN * served)
-    text = f"{rate:g} requests/s (Poisson arrivals)" if rate else f"{concurrency} requests in flight"
+    rate = _three_digits(float(rate)) if rate else None
+    text = f"{rate} requests/s (Poisson arrivals)" if rate else f"{concurrency} requests in flight"
     return {"prompt": prompt, "output": output, "rate": rate, "concurrency": concurrency, "prompts": prompts,
             "join_rate": join, "load_text": text}
 

@@ -167,10 +167,13 @@ def throughput_section(plan: Plan) -> Section | None:
     ]
     if p.at_peak is not None:
         a = p.at_peak
+        load = (f"{a.requests_per_s:,.4g} requests/s spread over {plan.replicas} replica(s), "
+                f"{a.sequences_per_replica:,.1f} sequences in flight on each" if a.requests_per_s else
+                f"{a.sequences_per_replica:,.1f} sequences in flight on each of {plan.replicas} replica(s) (the "
+                "sized load spread over them)")
         rows.append(Row("at the peak", f"{a.ttft_p99_ms:,.0f} ms P99 TTFT, {a.tpot_p99_ms:,.1f} ms P99 TPOT, "
-                        f"{a.tokens_per_s_per_replica:,.0f} output tokens/s",
-                        f"per replica at {a.sequences_per_replica:,.1f} sequences (the peak over {plan.replicas} "
-                        "replicas, steady state): what bench/run.sh should measure"))
+                        f"{a.tokens_per_s_per_replica:,.0f} output tokens/s per replica",
+                        f"{load}, steady state: what bench/run.sh should measure"))
     headline = (f"P99 TTFT {p.ttft_p99_ms or p.ttft_ms:,.0f} ms, P99 TPOT {p.tpot_p99_ms or p.tpot_ms:,.1f} ms at "
                 f"{p.max_batch} sequences (limited by "
                 f"{p.limited_by}), {p.tokens_per_s_per_replica:,.0f} output tokens/s per replica (roofline of mixed "

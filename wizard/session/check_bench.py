@@ -90,6 +90,14 @@ def same_lengths(data: dict[str, Any], prompt: int, output: int) -> bool:
     return abs(ins - done * prompt) <= 0.01 * done * prompt and abs(outs - done * output) <= 0.01 * done * output
 
 
+def finite_rate(rate: Any) -> float | None:
+    """The result's request_rate as requests/s when it paced its arrivals (a positive finite number); None when
+    every request was sent at once (vllm bench serve writes "inf") or the field is missing or no rate."""
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < math.inf:
+        return None
+    return float(rate)
+
+
 def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tuple[dict[str, float | None], str]:
     """The plan's figures at the load the benchmark ran — its clients (or rate) spread over the replicas, its
     prompt count (the closed loop's opening burst) — from the sizing core; the plan's own figures (at its batch per
@@ -118,17 +126,17 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
                             sequence_tokens=i.sequence_tokens)
         spec, gpu = resolve_model(plan.model), find_gpu(plan.gpu)
         per_prompts = int(prompts) // replicas if isinstance(prompts, int) and prompts > 0 else None
-        finite = isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate != float("inf")
-        if finite and not isinstance(conc, int):
-            w = Workload(1, prompt, output, rate=float(rate) / replicas, prompts=per_prompts)
+        arrivals = finite_rate(rate)
+        if arrivals is not None and not isinstance(conc, int):
+            w = Workload(1, prompt, output, rate=arrivals / replicas, prompts=per_prompts)
             b = 1
         else:
             clients = float(conc) / replicas if isinstance(conc, int) else float(i.max_num_seqs)
             seqs = max(1.0, min(clients, float(i.max_num_seqs)))  # a time average: may be fractional
             waiting = clients if clients > i.max_num_seqs else None  # beyond max_num_seqs: vLLM's queue
-            if finite:  # clients join at the rate, at most `conc` in flight: no opening burst, no waves
-                w = Workload(seqs, prompt, output, rate=float(rate) / replicas, prompts=per_prompts, clients=waiting,
-                             capped=True)
+            if arrivals is not None:  # clients join at the rate, at most `conc` in flight
+                w = Workload(seqs, prompt, output, rate=arrivals / replicas, prompts=per_prompts, clients=waiting,
+                             capped=True, synchronized=same_lengths(data, prompt, output))
             else:
                 w = Workload(seqs, prompt, output, prompts=per_prompts, clients=waiting,
                              synchronized=same_lengths(data, prompt, output))
@@ -156,10 +164,11 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     predicted, how = predict_at_bench_load(plan, data, replicas)
     if how:
         check.advice.append(how)
-    finite = isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate != float("inf")
-    check.load = (f"{conc} requests in flight, joining at {rate:g} requests/s" if isinstance(conc, int) and finite
+    arrivals = finite_rate(rate)
+    check.load = (f"{conc} requests in flight, joining at {arrivals:g} requests/s"
+                  if isinstance(conc, int) and arrivals is not None
                   else f"{conc} requests in flight" if isinstance(conc, int) else
-                  f"{rate:g} requests/s" if finite else "the load of the result")
+                  f"{arrivals:g} requests/s" if arrivals is not None else "the load of the result")
     for metric, key, pred_key, target_key in METRICS:
         measured = data.get(key)
         measured = float(measured) if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None

@@ -54,18 +54,35 @@ def path_of(session: Session) -> list[c.Step]:
     return out
 
 
-def at_peak_of(cand, prompt: int, output: int) -> c.AtPeak:
-    """The sizing core at the peak's share of one replica (steady state, the plan's typical lengths)."""
-    per = max(1.0, cand.replicas.peak_sequences / max(1, cand.replicas.replicas))
-    q = performance(cand.limit.result, Workload(per, prompt, output))
-    return c.AtPeak(sequences_per_replica=round(per, 1), ttft_ms=round(q.ttft_ms, 1), ttft_p99_ms=round(q.ttft_p99_ms, 1),
-                    tpot_ms=round(q.tpot_ms, 1), tpot_p99_ms=round(q.tpot_p99_ms, 1),
-                    tokens_per_s_per_replica=round(q.output_tokens_per_s, 1))
+def at_peak_of(cand, prompt: int, output: int, rate: float | None) -> c.AtPeak:
+    """The sizing core at the peak's share of one replica, in steady state, at the plan's typical lengths: the open
+    loop at `rate` / replicas when the peak is a request rate, else the closed loop of the sequences the replicas
+    were sized for (the peak, or the daily average when above it) / replicas."""
+    replicas = max(1, cand.replicas.replicas)
+    if rate:
+        q = performance(cand.limit.result, Workload(1, prompt, output, rate=rate / replicas))
+        per = q.concurrency  # Little's law at the predicted request time
+    else:
+        per = cand.replicas.peak_sequences / replicas
+        q = performance(cand.limit.result, Workload(max(1.0, per), prompt, output))
+    return c.AtPeak(sequences_per_replica=round(per, 2), requests_per_s=round(rate, 4) if rate else None,
+                    ttft_ms=round(q.ttft_ms, 1), ttft_p99_ms=round(q.ttft_p99_ms, 1), tpot_ms=round(q.tpot_ms, 1),
+                    tpot_p99_ms=round(q.tpot_p99_ms, 1), tokens_per_s_per_replica=round(q.output_tokens_per_s, 1))
 
 
-def performance_of(cand, lengths: tuple[int, int] | None = None) -> c.Performance:
+def peak_rate(session: Session) -> float | None:
+    """The endpoint's peak in requests/s when the answers give one (peak_rps), or the daily average rate when that
+    is higher (§2: the replicas then carry the average); None when the peak is a concurrency."""
+    rate = session.context.extras.get("peak_rps")
+    if not rate:
+        return None
+    daily = session.state.env.get("daily_requests") or 0
+    return max(float(rate), daily / 86400)
+
+
+def performance_of(cand, at_peak: c.AtPeak | None = None) -> c.Performance:
     p = cand.limit.performance
-    return c.Performance(at_peak=at_peak_of(cand, *lengths) if lengths else None,ttft_ms=round(p.ttft_ms, 1), tpot_ms=round(p.tpot_ms, 1),
+    return c.Performance(at_peak=at_peak, ttft_ms=round(p.ttft_ms, 1), tpot_ms=round(p.tpot_ms, 1),
                          tokens_per_s_per_replica=round(p.output_tokens_per_s, 1), max_batch=cand.limit.batch,
                          limited_by=cand.limit.limited_by, kv_batch=cand.limit.kv_batch,
                          kv_batch_typical=cand.limit.kv_batch_typical, replicas_set_by=cand.replicas.set_by,
@@ -210,8 +227,11 @@ def build_plan(session: Session) -> c.Plan:
         plan.memory = size_json(chosen.limit.result)
         plan.checkpoint_bytes = fit.checkpoint_bytes
         facts = plan.fit_facts()
-        lengths = (facts.get("typical_prompt_tokens"), facts.get("typical_output_tokens"))
-        plan.performance = performance_of(chosen, lengths if all(isinstance(x, int) for x in lengths) else None)
+        prompt, output = facts.get("typical_prompt_tokens"), facts.get("typical_output_tokens")
+        at_peak = None
+        if exposure != "none" and isinstance(prompt, int) and isinstance(output, int):  # served: a bench measures it
+            at_peak = at_peak_of(chosen, prompt, output, peak_rate(session))
+        plan.performance = performance_of(chosen, at_peak)
         plan.cost = cost_of(chosen.cost)
         plan.cold_start = c.ColdStart(stages=[c.Stage(name=s.name, seconds=round(s.seconds, 1), basis=s.basis)
                                               for s in starts.stages], total_s=round(starts.total_s, 1))

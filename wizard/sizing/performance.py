@@ -335,7 +335,9 @@ def performance(r: SizeResult, w: Workload) -> Performance:
             # the run lasts until its last request ends, most likely a long one: decoding at the loaded step while
             # the run is busy (its arrivals and their mean request time), then nearly alone as the batch drains
             alone = performance(r, Workload(1, prompt, out)).tpot_ms / 1000
-            end = max(end, expected_last_finish(w.prompts, starts, state.ttft, state.tpot, alone, end, out,
+            # from its start in the engine (`starts`): its TTFT and TPOT without the waits before that start
+            end = max(end, expected_last_finish(w.prompts, starts, state.ttft - state.admit,
+                                                state.tpot - state.stalled / out, alone, end, out,
                                                 w.varied_output_max))
         throughput = w.prompts * out / end
     return Performance(
@@ -359,8 +361,11 @@ def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alo
     """Expected end (s) of a run of n requests arriving evenly over `span` seconds, each taking `ttft` and then
     decoding its output — exponential about `mean_out` tokens, at most `cap` — at `tpot` s a token until `busy`
     s and at `tpot_alone` after: E[max_i finish_i] = x0 + the integral from x0 of P(some request ends after x),
-    x0 = span + ttft (the last arrival's first token), by Simpson's rule on `points` intervals up to where every
-    request has ended but with a negligible probability."""
+    x0 = span + ttft (the last arrival's first token), by Simpson's rule on `points` (even) intervals up to where
+    every request has ended but with a negligible probability."""
+    assert points % 2 == 0 and n >= 1
+    if n == 1 or cap < 1:  # one request, or no room for output: no tail to integrate
+        return span + ttft + max(0, min(mean_out, cap)) * tpot
     def p_done(x: float) -> float:  # P(every request has ended by x)
         log_p = 0.0
         for i in range(n):
@@ -384,22 +389,36 @@ def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alo
 
 
 def capped_load(r: SizeResult, w: Workload) -> Performance:
-    """Poisson arrivals at `w.rate` with at most `w.concurrency` in flight (the client holds the rest, and their wait
-    is not in TTFT). When the rate reaches mu, the requests a second the closed loop of `concurrency` serves, the cap
-    binds once the clients have joined: the engine runs that closed loop, its requests started one by one (no
-    opening burst of `concurrency` prompts at once); a run of N prompts ends when its last request, started at
-    max((N − 1) / rate, (N − concurrency) / mu), is done. Below mu the cap seldom binds: the open loop at that rate."""
+    """Poisson arrivals at `w.rate` with at most `w.concurrency` (b) in flight; the client holds the rest, and their
+    wait is not in TTFT. When the rate reaches mu, the requests a second the closed loop of b serves, the cap binds
+    once the clients have joined — over (b − 1) / rate — and the engine runs that closed loop, each client's
+    requests a request time (b / mu) apart; a run of N prompts ends when its last request, started at
+    (min(N, b) − 1) / rate + (N − b) / mu, is done. In every such cycle the b prompts arrive at `rate` a second:
+    beyond the prefill ceiling C they back up, the k-th waiting k (1 / C − 1 / rate) — every cycle when the requests
+    are identical (`synchronized`: the phases stay), the first only otherwise (b / N of the requests); at rate → ∞
+    this is the synchronized burst. Below mu the cap seldom binds: the open loop at that rate, while Little's law
+    keeps it within b."""
     assert w.rate is not None
-    closed = performance(r, Workload(w.concurrency, w.prompt_tokens, w.output_tokens, clients=w.clients))
-    out = max(1, w.output_tokens)
+    prompt, out = w.prompt_tokens, max(1, w.output_tokens)
+    b, n = max(1.0, w.concurrency), w.prompts
+    closed = performance(r, Workload(b, prompt, w.output_tokens, clients=w.clients))
     mu = closed.output_tokens_per_s / out  # requests a second
     if w.rate < mu:
-        return performance(r, Workload(1, w.prompt_tokens, w.output_tokens, rate=w.rate, prompts=w.prompts))
-    if not w.prompts:
-        return closed
-    n, b = w.prompts, max(1.0, w.concurrency)
-    last = max((n - 1) / w.rate, max(0.0, n - b) / mu)
-    return closed._replace(output_tokens_per_s=n * out / (last + b / mu))
+        opened = performance(r, Workload(1, prompt, w.output_tokens, rate=w.rate, prompts=n))
+        if opened.concurrency <= b:
+            return opened
+    ceiling = _under_load(r, Workload(b, prompt, w.output_tokens), b, prompt, out, r.activation.tokens,
+                          prompt + out / 2).ceiling
+    behind = max(0.0, 1 / ceiling - 1 / w.rate)
+    share = 1.0 if w.synchronized else min(1.0, b / n) if n else 0.0
+    ttft, ttft99 = closed.ttft_ms / 1000 + share * behind * (b + 1) / 2, closed.ttft_p99_ms / 1000
+    if share > 0.01:  # the slowest 1 % of all requests are the backlog's slowest 0.01 / share
+        ttft99 += behind * math.ceil((1 - 0.01 / share) * b - 1e-9)
+    result = closed._replace(ttft_ms=ttft * 1000, ttft_p99_ms=ttft99 * 1000)
+    if not n:
+        return result
+    last = max((n - 1) / w.rate, (min(n, b) - 1) / w.rate + max(0.0, n - b) / mu)
+    return result._replace(output_tokens_per_s=n * out / (last + b / mu))
 
 
 def engine_slots(r: SizeResult, prompt: int, out: int) -> float:
@@ -452,15 +471,18 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
         admitted = max(slots, admitted_at_once(r, prompt))
         k99 = math.ceil(0.99 * n)
 
+        rate = w.rate
+
         def ttft_wait(k: int) -> float:
-            return max(0.0, (k - admitted + slots) / mu - k / w.rate) if k > admitted else 0.0
+            return max(0.0, (k - admitted + slots) / mu - k / rate) if k > admitted else 0.0
 
         def total_wait(k: int) -> float:
             return late * k if k > slots else 0.0
 
         first = sum(ttft_wait(k) for k in range(1, n + 1)) / n
-        rest = sum(total_wait(k) - ttft_wait(k) for k in range(1, n + 1)) / n
-        tpot, tpot99 = full.tpot + rest / out, full.tpot99 + (total_wait(k99) - ttft_wait(k99)) / out
+        stalls = sorted(total_wait(k) - ttft_wait(k) for k in range(1, n + 1))  # rises to `admitted`, then falls
+        rest = sum(stalls) / n
+        tpot, tpot99 = full.tpot + rest / out, full.tpot99 + stalls[k99 - 1] / out
         return full._replace(ttft=full.ttft + first, ttft99=full.ttft99 + ttft_wait(k99), admit=full.admit + first,
                              tpot=tpot, tpot99=max(tpot99, tpot), stalled=rest, saturated=True)
     # without N the wait has no bound: the open loop's own figure stands, as a wait for a slot (the engine's time,
@@ -484,6 +506,7 @@ class _Load(NamedTuple):
     saturated: bool = False
     admit: float = 0.0  # s a request waits for a slot before the engine takes it (clients beyond b)
     stalled: float = 0.0  # s a request spends preempted, in its decode (admitted beyond the slots), in tpot
+    ceiling: float = math.inf  # requests/s the chunk budget prefills at most (the prefill ceiling)
 
     def in_engine(self, out: int) -> float:
         """Seconds a request of `out` output tokens holds one of the engine's slots: its TTFT but the wait for a
@@ -589,4 +612,4 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         ttft, ttft99 = ttft + admit, ttft99 + admit
     saturated = f >= 1 or lam >= lam_max * (1 - 1e-9)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
-                 mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit)
+                 mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit, ceiling=lam_max)

@@ -157,7 +157,11 @@ class AtPeak(_Strict):
     replicas were set by more than the batch (the P99 bound, a forced count, the spare replica)."""
 
     sequences_per_replica: float
-    """the peak's sequences in flight (peak concurrency, or what the peak rate implies) / replicas"""
+    """sequences in flight per replica at the peak: the sized load (peak concurrency, or the daily average when
+    above it) / replicas; for a request-rate peak, Little's law at the predicted request time"""
+    requests_per_s: float | None = None
+    """the endpoint's peak in requests/s when it is a request rate (peak_rps, or the daily average rate when
+    higher): the open loop bench/run.sh sends; null for a concurrency peak"""
     ttft_ms: float
     ttft_p99_ms: float
     tpot_ms: float
