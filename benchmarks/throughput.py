@@ -98,7 +98,7 @@ def predict_row(row: dict) -> list[tuple[str, str, float, float, bool]]:
 BENCH = DATA.parent / "throughput-bench.yaml"
 # The rows' card names → catalog ids; the models' catalog stand-ins where a row's checkpoint shares the shapes.
 GPU_NAMES = [("rtx 3090", "rtx3090-24gb"), ("rtx 4090", "rtx4090-24gb"), ("mi300x", "mi300x-192gb"),
-             ("h200", "h200-sxm-141gb"), ("h100", "h100-sxm-80gb"), ("a100 80", "a100-sxm-80gb"),
+             ("h200", "h200-sxm-141gb"), ("h100 pcie", "h100-pcie-80gb"), ("h100", "h100-sxm-80gb"), ("a100 80", "a100-sxm-80gb"),
              ("a100", "a100-sxm-80gb"), ("l40s", "l40s-48gb"), ("l4", "l4-24gb")]
 MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-8B-Instruct",  # same shapes
                    "Qwen/Qwen3Guard-Gen-8B": "Qwen/Qwen3-8B",  # a fine-tune of it: the same shapes
@@ -107,7 +107,14 @@ MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-
                    # catalog model has its shapes, so its rows are not predicted.
                    "deepseek-ai/DeepSeek-R1-Distill-Llama-8B": "meta-llama/Llama-3.1-8B",
                    "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": "Qwen/Qwen2.5-7B",
-                   "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B": "Qwen/Qwen2.5-14B"}
+                   "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B": "Qwen/Qwen2.5-14B",
+                   # the H100 PCIe sweeps (s29-s41): each row's model_basis says what of the shapes was verified
+                   "nvidia/AceMath-7B-Instruct": "Qwen/Qwen2.5-7B",
+                   "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": "Qwen/Qwen2.5-32B",
+                   "Qwen/QwQ-32B-Preview": "Qwen/Qwen2.5-32B",
+                   "deepseek-ai/DeepSeek-R1-Distill-Llama-70B": "meta-llama/Llama-3.3-70B-Instruct",
+                   "neuralmagic/Llama-3.1-Nemotron-70B-Instruct-HF-FP8-dynamic": "meta-llama/Llama-3.1-70B-Instruct",
+                   "meta-llama/Meta-Llama-3-70B-Instruct": "meta-llama/Llama-3.1-70B"}
 # Rows that publish no token totals but send the same 1,000 ShareGPT prompts as tp-011 (vllm bench serve's default
 # seed) to a model with the same tokenizer (Qwen3's): tp-011's measured totals, 217,393 prompt and 201,422 output
 # tokens, are their lengths (an assumption the row list states; the outputs can stop at EOS sooner or later).
@@ -244,6 +251,13 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
             probe = size(model, gpu, base)
     except Exception:
         return None
+    sharegpt = str(row.get("dataset", "")).startswith("sharegpt")
+    longest = SHAREGPT_MAX_TOTAL if sharegpt else prompt + output
+    if probe.kv_capacity_tokens < longest and not gmu and not row.get("available_kv_gib"):
+        # At the default utilization the pool cannot hold the run's longest request, which the server did serve
+        # (vLLM refuses a request over --max-model-len, and that cannot exceed the pool): it ran with a
+        # --gpu-memory-utilization the source does not publish, so its KV pool is unknown — not predicted.
+        return None
     fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
     # Sequences at every stage of their output hold prompt + output / 2 tokens on average; identical requests that
     # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.
@@ -251,7 +265,7 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
     if isinstance(rate, (int, float)) and rate != float("inf") and not conc:
         # ShareGPT's outputs vary (conversation replies): the longest sets the run's end. vLLM's sampler keeps pairs
         # of at most 2048 tokens (vllm/benchmarks/datasets.py is_valid_sequence, max_total_len=2048)
-        varied = SHAREGPT_MAX_TOTAL - prompt if str(row.get("dataset", "")).startswith("sharegpt") else None
+        varied = SHAREGPT_MAX_TOTAL - prompt if sharegpt else None
         w = Workload(1, prompt, output, rate=float(rate), prompts=int(row.get("num_prompts") or 0) or None,
                      varied_output_max=varied)
         b = None
