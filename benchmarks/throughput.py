@@ -360,10 +360,9 @@ def _is_gddr(gpu_id: str) -> bool:
 
 
 def hbm_score(rows: list[dict]) -> float:
-    """Median |log error| of the HBM FLOPS efficiency's rows: the prefill-bound dev rows, and the HBM bench fit rows
-    on the metric it governs (mean TTFT), as the GDDR stage and the speed entries are scored."""
+    """Median |log error| of the HBM FLOPS efficiency's rows: the prefill-bound dev rows and the HBM bench fit rows."""
     dev = tuple(abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS)
-    return rows_score(rows, "ttft_mean_ms", extra=dev)
+    return rows_score(rows, extra=dev)
 
 
 def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer) -> tuple[float, ...]:
@@ -390,7 +389,7 @@ def fit() -> None:
     GDDR card class (bandwidth and FLOPS efficiency) and the front end on the GDDR rows of throughput-bench.yaml marked
     fit: true (one card each, unsaturated); the host all-reduce of cards without peer-to-peer on their TP fit rows
     (its latency at one request a second, its bytes/s above it); the HBM FLOPS efficiency on the prefill-bound dev
-    rows (HBM_PREFILL_ROWS) and the HBM bench fit rows no entry overrides (on mean TTFT); then each entry of data/vllm-speed.json
+    rows (HBM_PREFILL_ROWS) and the HBM bench fit rows no entry overrides; then each entry of data/vllm-speed.json
     on its own rows."""
     _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
     # Each GDDR constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS
