@@ -191,3 +191,28 @@ def test_forced_layouts_are_described_as_asked(tmp_path):
     assert (piped["tp"], piped["pp"], piped["gpus_per_replica"]) == (1, 4, 4)
     assert "of 4 GPUs each" in piped["summary"] and "as asked" in piped["summary"]
     assert "Doesn't fit one card" not in piped["summary"]  # it does fit one card: the layout was the user's choice
+
+
+def test_every_search_sized_on_the_average_carries_the_average_it_reports(monkeypatch):
+    """§2: when the daily volume keeps more in flight than the peak given, each search (the chosen layout and the fp8
+    option alike) is sized again on the average until the average it reports — Little's law at its own predicted
+    request time — is the load it carries. average_not_p99's fp8 option creeps up (102 → 140 → 175 → ...): four
+    rounds left it sized on 175 of a 282 average, and its price a replica short."""
+    from wizard.session import computes
+    from wizard.session.answers import validate_answers
+    from wizard.session.session import run_answers
+
+    seen = []
+    original = computes.sized_search
+
+    def recorded(env, ctx, gpus_filter=None):
+        sized = original(env, ctx, gpus_filter)
+        seen.append((sized.average, sized.search.load.peak_sequences))
+        return sized
+
+    monkeypatch.setattr(computes, "sized_search", recorded)
+    run_answers(validate_answers(yaml.safe_load((SCENARIOS / "average_not_p99.yaml").read_text())))
+    above = [(average, load) for average, load in seen if average > 64]  # the peak given: 64
+    assert len(above) >= 2  # the chosen layout and the fp8 option
+    for average, load in above:
+        assert average <= load * 1.001, (average, load)
