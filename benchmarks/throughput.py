@@ -323,7 +323,8 @@ def class_fit_rows(gddr: bool) -> list[dict]:
     return [row for row in bench_rows()
             if row.get("fit") and "eff_flops" not in (speed_entry(row) or {}) and not assumed_lengths(row)
             and (gpu_id := row_gpu_id(row)) is not None and _is_gddr(gpu_id) == gddr
-            and not _host_allreduce_row(row) and (not gddr or int(row.get("tp") or 1) == 1) and not _saturated(row)]
+            and not _host_allreduce_row(row) and (not gddr or int(row.get("tp") or 1) == 1)
+            and run_row(row) is not None and not _saturated(row)]
 
 
 def host_fit_rows(loaded: bool) -> list[dict]:
