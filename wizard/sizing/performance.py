@@ -366,6 +366,7 @@ def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alo
     assert points % 2 == 0 and n >= 1
     if n == 1 or cap < 1:  # one request, or no room for output: no tail to integrate
         return span + ttft + max(0, min(mean_out, cap)) * tpot
+
     def p_done(x: float) -> float:  # P(every request has ended by x)
         log_p = 0.0
         for i in range(n):
@@ -425,12 +426,16 @@ def engine_slots(r: SizeResult, prompt: int, out: int) -> float:
     """Sequences the engine runs at once: at most max_num_seqs (pinned, else the release's default for the card)
     and what the KV pool holds of sequences of prompt + half the output (a sliding window or a linear layer's state
     counted as the engine budgets them); requests beyond wait in its queue, not in the decode batch."""
-    i = r.inputs
     per_sequence = r.sequence_kv_bytes(max(1, round(prompt + out / 2)))
     kv = max(1.0, r.kv_pool_bytes / per_sequence) if per_sequence else math.inf
-    seqs = i.max_num_seqs or profile_for(i.vllm_version).default_batch(r.gpu, i.context_tokens, r.model,
-                                                                        i.vllm_version)[1]
-    return min(float(seqs), kv)
+    return min(max_num_seqs(r), kv)
+
+
+def max_num_seqs(r: SizeResult) -> float:
+    """The engine's --max-num-seqs: pinned, else the release's default for the card."""
+    i = r.inputs
+    return float(i.max_num_seqs or profile_for(i.vllm_version).default_batch(r.gpu, i.context_tokens, r.model,
+                                                                              i.vllm_version)[1])
 
 
 def admitted_at_once(r: SizeResult, prompt: int) -> float:
@@ -438,12 +443,9 @@ def admitted_at_once(r: SizeResult, prompt: int) -> float:
     request when the free blocks hold its prompt (V1 KVCacheManager.allocate_slots; V0 BlockSpaceManager.can_allocate,
     less a 1 % watermark not counted here), and makes room for the outputs later by preempting (recompute), at most
     max_num_seqs."""
-    i = r.inputs
     per_prompt = r.sequence_kv_bytes(max(1, prompt))
     kv = r.kv_pool_bytes / per_prompt if per_prompt else math.inf
-    seqs = i.max_num_seqs or profile_for(i.vllm_version).default_batch(r.gpu, i.context_tokens, r.model,
-                                                                        i.vllm_version)[1]
-    return min(float(seqs), kv)
+    return min(max_num_seqs(r), kv)
 
 
 def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt: int, out: int, budget: int,
@@ -454,9 +456,10 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
 
     A benchmark of N prompts (Workload.prompts) arriving at rate > mu: request k starts when k − slots have
     finished, at about k / mu (the first finish after one request time, slots / mu), and arrived at k / rate, so it
-    waits k × (1 / mu − 1 / rate) from k = slots + 1 on: the mean over the N requests and the 99th percentile
-    (k = 0.99 N) join TTFT. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays,
-    marked saturated."""
+    waits k × (1 / mu − 1 / rate) from k = slots + 1 on — in TTFT when it waits for admission, in TPOT when the pool
+    had room for its prompt and it waits preempted (admitted_at_once); means over the N requests, P99s their 99th
+    percentiles. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
+    saturated."""
     full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
                        avg_context)
     mu = slots / full.in_engine(out)
@@ -469,9 +472,7 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
         # TTFT. A request beyond them is admitted once k − admitted have finished, at (k − admitted + slots) / mu;
         # the rest of its wait (the k / mu above) is again in its decode.
         admitted = max(slots, admitted_at_once(r, prompt))
-        k99 = math.ceil(0.99 * n)
-
-        rate = w.rate
+        k99, rate = math.ceil(0.99 * n), w.rate
 
         def ttft_wait(k: int) -> float:
             return max(0.0, (k - admitted + slots) / mu - k / rate) if k > admitted else 0.0
