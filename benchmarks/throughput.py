@@ -324,7 +324,7 @@ def class_fit_rows(gddr: bool) -> list[dict]:
             if row.get("fit") and "eff_flops" not in (speed_entry(row) or {}) and not assumed_lengths(row)
             and (gpu_id := row_gpu_id(row)) is not None and _is_gddr(gpu_id) == gddr
             and not _host_allreduce_row(row) and (not gddr or int(row.get("tp") or 1) == 1)
-            and run_row(row) is not None and not _saturated(row)]
+            and (run := run_row(row)) is not None and not run[0].saturated]
 
 
 def host_fit_rows(loaded: bool) -> list[dict]:

@@ -134,12 +134,10 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
             clients = float(conc) / replicas if isinstance(conc, int) else float(i.max_num_seqs)
             seqs = max(1.0, min(clients, float(i.max_num_seqs)))  # a time average: may be fractional
             waiting = clients if clients > i.max_num_seqs else None  # beyond max_num_seqs: vLLM's queue
-            if arrivals is not None:  # clients join at the rate, at most `conc` in flight
-                w = Workload(seqs, prompt, output, rate=arrivals / replicas, prompts=per_prompts, clients=waiting,
-                             capped=True, synchronized=same_lengths(data, prompt, output))
-            else:
-                w = Workload(seqs, prompt, output, prompts=per_prompts, clients=waiting,
-                             synchronized=same_lengths(data, prompt, output))
+            # with a rate too, the clients join at it (capped: at most `conc` in flight); without, all at once
+            w = Workload(seqs, prompt, output, rate=arrivals / replicas if arrivals is not None else None,
+                         prompts=per_prompts, clients=waiting, capped=arrivals is not None,
+                         synchronized=same_lengths(data, prompt, output))
             b = max(1, int(round(seqs)))
         r = size(spec, gpu, inputs._replace(concurrency=b))
         q = performance(r, w)

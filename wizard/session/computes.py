@@ -19,6 +19,7 @@ from wizard.sizing.cpu_performance import CPU_EFF_BANDWIDTH, CPU_MAX_PREFILL_LOA
 from wizard.sizing.fit import SizeInputs, SizeResult, check_card_precision, size
 from wizard.sizing.layout import check_layout
 from wizard.sizing.cold_start import ColdStart, ColdStartAssumptions, cold_start
+from wizard.sizing.cost import SECONDS_PER_DAY
 from wizard.sizing.layout_search import MULTI_NODE, ONE_NODE, SINGLE, Candidate, Load, datacenter_gpus, forced_layout, search
 from wizard.sizing.performance import Workload, allreduce_through_host
 from wizard.sizing.policy import (
@@ -456,7 +457,7 @@ def average_sequences(env: dict[str, Any], found: Search) -> float:
     """Sequences in flight on average (Little's law): daily requests / 86,400 s × predicted seconds per request."""
     if env.get("workload", "online") != "online" or not env.get("daily_requests"):
         return 0.0
-    return env["daily_requests"] / 86400 * request_seconds(found)
+    return env["daily_requests"] / SECONDS_PER_DAY * request_seconds(found)
 
 
 def _latency_text(c: Candidate, load: Load) -> str:

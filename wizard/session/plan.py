@@ -10,7 +10,7 @@ from typing import Any
 from wizard.errors import InputError
 from wizard.session.computes import Fit, sized_search, typical_lengths
 from wizard.session.session import Session
-from wizard.sizing.cost import DAYS_PER_MONTH, managed_cost, staff_cost
+from wizard.sizing.cost import DAYS_PER_MONTH, SECONDS_PER_DAY, managed_cost, staff_cost
 from wizard.sizing.performance import Workload, performance
 from wizard.sizing.size_json import size_json
 from wizard.specs import contracts as c
@@ -77,7 +77,7 @@ def peak_rate(session: Session) -> float | None:
     if not rate:
         return None
     daily = session.state.env.get("daily_requests") or 0
-    return max(float(rate), daily / 86400)
+    return max(float(rate), daily / SECONDS_PER_DAY)
 
 
 def performance_of(cand, at_peak: c.AtPeak | None = None) -> c.Performance:
