@@ -126,7 +126,7 @@ def test_a_result_equal_to_the_prediction_passes(repo, tmp_path):
     r = run_main("check-bench", str(result), "--plan", str(path / "plan.json"), "--json")
     assert r.code == 0, r.out + r.err
     out = r.json()
-    assert out["targets_hold"] and out["advice"] == []
+    assert out["targets_hold"] and out["advice"] == [] and out["notes"] == []
     assert {m["key"]: m["verdict"] for m in out["metrics"]}["p99_tpot_ms"] == "ok"
     assert all(m["difference"] == 0 for m in out["metrics"])
 
@@ -248,3 +248,59 @@ def test_every_starter_repos_bench_passes_a_result_equal_to_its_prediction(name,
     assert pred["p99_ttft_ms"] == pytest.approx(at_peak["ttft_p99_ms"], rel=0.02)
     assert pred["p99_tpot_ms"] == pytest.approx(at_peak["tpot_p99_ms"], rel=0.02)
     assert pred["output_throughput"] == pytest.approx(at_peak["tokens_per_s_per_replica"] * plan["replicas"], rel=0.15)
+
+
+def test_a_benchmark_of_other_lengths_is_predicted_at_its_own_and_says_so(repo, tmp_path):
+    """A team's ShareGPT run (200 prompts at 4 requests/s, 205 prompt and 216.7 output tokens a request on average,
+    outputs stopped at EOS) against a plan sized for 1,000 + 200: the prediction is the sizing core at the run's own
+    lengths, with varied outputs (the run ends with its longest, at most the context after the prompt), and the
+    advice says the targets were set for other requests."""
+    plan, path = repo
+    from wizard.sizing.fit import SizeInputs, size
+    from wizard.sizing.performance import Workload, performance
+    from wizard.sources.catalog import find_gpu
+    from wizard.sources.resolve import resolve_model
+
+    result = {"request_rate": 4.0, "max_concurrency": None, "num_prompts": 200, "completed": 200,
+              "total_input_tokens": 41_000, "total_output_tokens": 43_344, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
+    i = plan.memory.inputs
+    r = size(resolve_model(plan.model), find_gpu(plan.gpu), SizeInputs(
+        context_tokens=i.context_tokens, concurrency=1, gpu_memory_utilization=i.gpu_memory_utilization,
+        max_num_seqs=i.max_num_seqs, max_num_batched_tokens=i.max_num_batched_tokens, sequence_tokens=i.sequence_tokens))
+    want = performance(r, Workload(1, 205, 217, rate=2.0, prompts=100, varied_output_max=i.context_tokens - 205))
+    fixed = performance(r, Workload(1, 205, 217, rate=2.0, prompts=100))
+    assert want.output_tokens_per_s < fixed.output_tokens_per_s  # the longest reply ends the run: not a no-op
+    f = tmp_path / "sharegpt.json"
+    f.write_text(json.dumps(result))
+    out = run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()
+    got = {m["key"]: m["predicted"] for m in out["metrics"]}
+    assert got["mean_ttft_ms"] == pytest.approx(want.ttft_ms) and got["mean_tpot_ms"] == pytest.approx(want.tpot_ms)
+    assert got["output_throughput"] == pytest.approx(2 * want.output_tokens_per_s)
+    assert out["lengths"] == {"prompt_tokens": 205, "output_tokens": 217, "source": "result", "varied_outputs": True}
+    assert "205 prompt + 217 output tokens on average" in out["load"]
+    notes = " ".join(out["notes"])
+    assert "the plan's typical request 1,000 + 200" in notes and "targets were set for the plan's workload" in notes
+    text = " ".join(run_main("check-bench", str(f), "--plan", str(path / "plan.json")).out.split())
+    assert "note: the benchmark's requests averaged 205 prompt + 217 output tokens" in text
+
+
+def test_the_plans_lengths_stand_in_for_a_result_without_totals(repo, tmp_path):
+    plan, path = repo
+    f = tmp_path / "bare.json"
+    f.write_text(json.dumps({"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}))
+    out = run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()
+    assert out["lengths"] == {"prompt_tokens": 1000, "output_tokens": 200, "source": "plan", "varied_outputs": False}
+    assert "on average" not in out["load"] and out["notes"] == []
+
+
+def test_varied_outputs_are_read_from_per_request_lengths_or_the_totals():
+    from wizard.session.check_bench import bench_lengths, varied_outputs
+
+    assert varied_outputs({"output_lens": [200, 180, 200], "completed": 3, "total_output_tokens": 600})
+    assert not varied_outputs({"output_lens": [200, 200], "completed": 2, "total_output_tokens": 401})
+    assert varied_outputs({"completed": 480, "total_output_tokens": 480 * 200 - 9_000})
+    assert not varied_outputs({"completed": 480, "total_output_tokens": 480 * 200})
+    assert not varied_outputs({})
+    assert bench_lengths({"completed": 200, "total_input_tokens": 41_000, "total_output_tokens": 43_344}) == (205, 217)
+    assert bench_lengths({"completed": 0, "total_input_tokens": 1, "total_output_tokens": 1}) is None
+    assert bench_lengths({"completed": 2, "total_input_tokens": "many", "total_output_tokens": 1}) is None

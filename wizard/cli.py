@@ -607,6 +607,8 @@ def cmd_check_bench(args: argparse.Namespace) -> int:
         console.print(t)
         console.print(f"[{'red' if result.failed else 'green'}]targets:[/] "
                       + (f"{', '.join(result.failed)} over the target" if result.failed else "hold"), highlight=False)
+        for line in result.notes:
+            console.print(f"[yellow]note:[/] {escape(line)}", highlight=False)
         for line in result.advice:
             console.print(f"[cyan]revisit:[/] {escape(line)}", highlight=False)
     return 1 if result.failed else EXIT_OK

@@ -48,13 +48,27 @@ class Row:
 
 
 @dataclass
+class Lengths:
+    """The request lengths the predictions were made at (tokens): the result's means, else the plan's."""
+
+    prompt_tokens: int
+    output_tokens: int
+    source: str  # "result" (its totals / completed requests) or "plan" (the result has no totals)
+    varied_outputs: bool  # the outputs differ in length (stopped at EOS, a conversation dataset)
+    plan_prompt_tokens: int | None = None
+    plan_output_tokens: int | None = None
+
+
+@dataclass
 class BenchCheck:
     result_file: str
     plan_file: str
     rows: list[Row] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     advice: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the predictions rest on, where the reader should know
     load: str = ""
+    lengths: Lengths | None = None
 
 
 def read_result(path: Path) -> dict[str, Any]:
@@ -90,6 +104,26 @@ def same_lengths(data: dict[str, Any], prompt: int, output: int) -> bool:
     return abs(ins - done * prompt) <= 0.01 * done * prompt and abs(outs - done * output) <= 0.01 * done * output
 
 
+def bench_lengths(data: dict[str, Any]) -> tuple[int, int] | None:
+    """Mean prompt and output tokens of the result's requests (its totals / completed requests, rounded), None when
+    the result does not have them."""
+    done, ins, outs = data.get("completed"), data.get("total_input_tokens"), data.get("total_output_tokens")
+    if not (isinstance(done, int) and isinstance(ins, int) and isinstance(outs, int)) or min(done, ins, outs) <= 0:
+        return None
+    return max(1, round(ins / done)), max(1, round(outs / done))
+
+
+def varied_outputs(data: dict[str, Any]) -> bool:
+    """The result's outputs differ in length: its per-request `output_lens` (--save-detailed) differ, or without
+    them its output total is no whole multiple of its completed requests. Requests run with --ignore-eos (bench/run.sh)
+    all have the requested output length; a conversation dataset's (ShareGPT) or EOS-stopped ones vary."""
+    lens = data.get("output_lens")
+    if isinstance(lens, list) and lens and all(isinstance(x, int) and not isinstance(x, bool) for x in lens):
+        return len(set(lens)) > 1
+    done, outs = data.get("completed"), data.get("total_output_tokens")
+    return isinstance(done, int) and isinstance(outs, int) and done > 0 and outs % done != 0
+
+
 def finite_rate(rate: Any) -> float | None:
     """The result's request_rate as requests/s when it paced its arrivals (a positive finite number); None when
     every request was sent at once (vllm bench serve writes "inf") or the field is missing or no rate."""
@@ -98,16 +132,32 @@ def finite_rate(rate: Any) -> float | None:
     return float(rate)
 
 
+def run_lengths(plan: Plan, data: dict[str, Any]) -> Lengths | None:
+    """The lengths to predict the result at: its own mean lengths when it has totals (a benchmark of other requests
+    than the plan's typical one is predicted as it ran), else the plan's typical prompt and output; None when
+    neither is known."""
+    fit = plan.fit_facts()
+    prompt, output = fit.get("typical_prompt_tokens"), fit.get("typical_output_tokens")
+    planned = (prompt, output) if isinstance(prompt, int) and isinstance(output, int) else (None, None)
+    own = bench_lengths(data)
+    if own is not None:
+        return Lengths(own[0], own[1], "result", varied_outputs(data), *planned)
+    if planned[0] is None or planned[1] is None:
+        return None
+    return Lengths(planned[0], planned[1], "plan", False, *planned)
+
+
 def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tuple[dict[str, float | None], str]:
     """The plan's figures at the load the benchmark ran — its clients (or rate) spread over the replicas, its
-    prompt count (the closed loop's opening burst) — from the sizing core; the plan's own figures (at its batch per
-    replica) when the model or card cannot be sized here, with a line saying so."""
+    prompt count (the closed loop's opening burst), its requests' lengths (run_lengths) — from the sizing core; the
+    plan's own figures (at its batch per replica) when the model or card cannot be sized here, with a line saying
+    so."""
     p = plan.performance
     assert p is not None
     fallback = {"ttft_ms": p.ttft_ms, "ttft_p99_ms": p.ttft_p99_ms, "tpot_ms": p.tpot_ms, "tpot_p99_ms": p.tpot_p99_ms,
                 "output_tokens_per_s": p.tokens_per_s_per_replica * replicas}
-    fit = plan.fit_facts()
-    prompt, output = fit.get("typical_prompt_tokens"), fit.get("typical_output_tokens")
+    lengths = run_lengths(plan, data)
+    prompt, output = (lengths.prompt_tokens, lengths.output_tokens) if lengths else (None, None)
     conc, rate, prompts = data.get("max_concurrency"), data.get("request_rate"), data.get("num_prompts")
     try:
         from wizard.sizing.fit import SizeInputs, size
@@ -127,8 +177,12 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
         spec, gpu = resolve_model(plan.model), find_gpu(plan.gpu)
         per_prompts = int(prompts) // replicas if isinstance(prompts, int) and prompts > 0 else None
         arrivals = finite_rate(rate)
+        # varied outputs (a conversation dataset, EOS): an open-loop run ends with its longest, at most what the
+        # context leaves after the prompt (vLLM stops a request at max_model_len)
+        assert lengths is not None
+        varied = max(1, i.context_tokens - prompt) if lengths.varied_outputs else None
         if arrivals is not None and not isinstance(conc, int):
-            w = Workload(1, prompt, output, rate=arrivals / replicas, prompts=per_prompts)
+            w = Workload(1, prompt, output, rate=arrivals / replicas, prompts=per_prompts, varied_output_max=varied)
             b = 1
         else:
             clients = float(conc) / replicas if isinstance(conc, int) else float(i.max_num_seqs)
@@ -137,7 +191,8 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
             # with a rate too, the clients join at it (capped: at most `conc` in flight); without, all at once
             w = Workload(seqs, prompt, output, rate=arrivals / replicas if arrivals is not None else None,
                          prompts=per_prompts, clients=waiting, capped=arrivals is not None,
-                         synchronized=same_lengths(data, prompt, output))
+                         synchronized=not lengths.varied_outputs and same_lengths(data, prompt, output),
+                         varied_output_max=varied)
             b = max(1, int(round(seqs)))
         r = size(spec, gpu, inputs._replace(concurrency=b))
         q = performance(r, w)
@@ -161,12 +216,23 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     conc, rate = data.get("max_concurrency"), data.get("request_rate")
     predicted, how = predict_at_bench_load(plan, data, replicas)
     if how:
-        check.advice.append(how)
+        check.notes.append(how)
     arrivals = finite_rate(rate)
     check.load = (f"{conc} requests in flight, joining at {arrivals:g} requests/s"
                   if isinstance(conc, int) and arrivals is not None
                   else f"{conc} requests in flight" if isinstance(conc, int) else
                   f"{arrivals:g} requests/s" if arrivals is not None else "the load of the result")
+    check.lengths = lengths = run_lengths(plan, data)
+    if lengths is not None and lengths.source == "result":
+        check.load += (f", requests of {lengths.prompt_tokens:,} prompt + {lengths.output_tokens:,} output tokens on "
+                       "average")
+        pp, po = lengths.plan_prompt_tokens, lengths.plan_output_tokens
+        if pp and po and (abs(lengths.prompt_tokens - pp) > OFF * pp or abs(lengths.output_tokens - po) > OFF * po):
+            check.notes.append(
+                f"the benchmark's requests averaged {lengths.prompt_tokens:,} prompt + {lengths.output_tokens:,} "
+                f"output tokens, the plan's typical request {pp:,} + {po:,}: the predictions are at the benchmark's "
+                "lengths, while the P99 targets were set for the plan's workload; bench/run.sh sends the plan's "
+                "lengths")
     for metric, key, pred_key, target_key in METRICS:
         measured = data.get(key)
         measured = float(measured) if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None
@@ -197,8 +263,12 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
 
 
 def bench_json(c: BenchCheck) -> dict[str, Any]:
-    return {"result": c.result_file, "plan": c.plan_file, "load": c.load,
+    lengths = None if c.lengths is None else {
+        "prompt_tokens": c.lengths.prompt_tokens, "output_tokens": c.lengths.output_tokens, "source": c.lengths.source,
+        "varied_outputs": c.lengths.varied_outputs}
+    return {"result": c.result_file, "plan": c.plan_file, "load": c.load, "lengths": lengths,
             "metrics": [{"metric": r.metric, "key": r.key, "predicted": r.predicted, "measured": r.measured,
                          "target": r.target, "verdict": r.verdict,
                          "difference": round(r.off, 4) if r.off is not None else None} for r in c.rows],
-            "targets_hold": not c.failed, "failed": c.failed, "advice": c.advice}
+            "targets_hold": not c.failed, "failed": c.failed, "advice": c.advice,
+            "notes": c.notes}
