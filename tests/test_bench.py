@@ -180,19 +180,15 @@ def test_a_file_that_is_no_result_exits_2(repo, tmp_path, content):
 
 def test_a_result_of_identical_requests_is_predicted_as_synchronized_waves(repo, tmp_path):
     """bench/run.sh's requests all have the plan's lengths (random dataset, range ratio 0, --ignore-eos): the result's
-    totals say so (480 × 1000 prompt and 480 × 200 output tokens), and check-bench then predicts every wave of 24
-    clients per replica as a burst — a higher mean TTFT than the same load of varied requests."""
+    output total is a whole multiple of its requests (480 × 200), and check-bench then predicts every wave of 24
+    clients per replica as a burst — a higher mean TTFT than the same mean lengths with varied outputs (one token
+    more in the total)."""
     plan, path = repo
-    load = {"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0, "completed": 480}
-    varied = predicted(path, tmp_path, {**load, "total_input_tokens": 480 * 1000 + 40_000,
-                                        "total_output_tokens": 480 * 200 - 9_000})
-    same = predicted(path, tmp_path, {**load, "total_input_tokens": 480 * 1000, "total_output_tokens": 480 * 200})
+    load = {"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0, "completed": 480,
+            "total_input_tokens": 480 * 1000}
+    varied = predicted(path, tmp_path, {**load, "total_output_tokens": 480 * 200 + 1})
+    same = predicted(path, tmp_path, {**load, "total_output_tokens": 480 * 200})
     assert same["mean_ttft_ms"] > varied["mean_ttft_ms"]
-    from wizard.session.check_bench import same_lengths
-
-    assert same_lengths({"completed": 10, "total_input_tokens": 10_050, "total_output_tokens": 2_000}, 1000, 200)
-    assert not same_lengths({"completed": 10, "total_input_tokens": 12_000, "total_output_tokens": 2_000}, 1000, 200)
-    assert not same_lengths({"completed": 10}, 1000, 200)
 
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
@@ -253,8 +249,8 @@ def test_every_starter_repos_bench_passes_a_result_equal_to_its_prediction(name,
 def test_a_benchmark_of_other_lengths_is_predicted_at_its_own_and_says_so(repo, tmp_path):
     """A team's ShareGPT run (200 prompts at 4 requests/s, 205 prompt and 216.7 output tokens a request on average,
     outputs stopped at EOS) against a plan sized for 1,000 + 200: the prediction is the sizing core at the run's own
-    lengths, with varied outputs (the run ends with its longest, at most the context after the prompt), and the
-    advice says the targets were set for other requests."""
+    lengths, with varied outputs (the run ends with its longest, at most the context after the prompt), and a
+    note says the targets were set for other requests."""
     plan, path = repo
     from wizard.sizing.fit import SizeInputs, size
     from wizard.sizing.performance import Workload, performance
@@ -296,11 +292,44 @@ def test_the_plans_lengths_stand_in_for_a_result_without_totals(repo, tmp_path):
 def test_varied_outputs_are_read_from_per_request_lengths_or_the_totals():
     from wizard.session.check_bench import bench_lengths, varied_outputs
 
-    assert varied_outputs({"output_lens": [200, 180, 200], "completed": 3, "total_output_tokens": 600})
-    assert not varied_outputs({"output_lens": [200, 200], "completed": 2, "total_output_tokens": 401})
-    assert varied_outputs({"completed": 480, "total_output_tokens": 480 * 200 - 9_000})
-    assert not varied_outputs({"completed": 480, "total_output_tokens": 480 * 200})
-    assert not varied_outputs({})
+    assert varied_outputs({"output_lens": [200, 180, 200], "completed": 3, "total_output_tokens": 600}, 200)
+    assert not varied_outputs({"output_lens": [200, 200], "completed": 2, "total_output_tokens": 401}, 200)
+    # a failed request is written as 0: the others still ran identical outputs
+    assert not varied_outputs({"output_lens": [200] * 478 + [0, 0], "completed": 478}, 200)
+    assert varied_outputs({"completed": 480, "total_output_tokens": 480 * 200 - 9_000}, 200)
+    assert not varied_outputs({"completed": 480, "total_output_tokens": 480 * 200}, 200)
+    # without per-request lengths, an even total of other than the plan's output is no proof of identical outputs
+    assert varied_outputs({"completed": 200, "total_output_tokens": 200 * 217}, 200)
+    assert varied_outputs({}, 200)
     assert bench_lengths({"completed": 200, "total_input_tokens": 41_000, "total_output_tokens": 43_344}) == (205, 217)
     assert bench_lengths({"completed": 0, "total_input_tokens": 1, "total_output_tokens": 1}) is None
+    assert bench_lengths({"completed": True, "total_input_tokens": 5, "total_output_tokens": 5}) is None
     assert bench_lengths({"completed": 2, "total_input_tokens": "many", "total_output_tokens": 1}) is None
+
+
+def test_a_plan_that_cannot_be_sized_here_says_its_figures_are_its_own(repo, tmp_path):
+    """The fallback: the plan's own figures, at its typical request — so no lengths of the result are claimed."""
+    plan, path = repo
+    data = json.loads((path / "plan.json").read_text())
+    data["gpu"] = "no-such-card"
+    bad_plan = tmp_path / "plan.json"
+    bad_plan.write_text(json.dumps(data))
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps({"request_rate": 4.0, "num_prompts": 200, "completed": 200, "total_input_tokens": 41_000,
+                             "total_output_tokens": 43_344, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}))
+    out = run_main("check-bench", str(f), "--plan", str(bad_plan), "--json").json()
+    assert out["lengths"] is None and "on average" not in out["load"]
+    assert len(out["notes"]) == 1 and "could not be sized here" in out["notes"][0]
+    assert {m["key"]: m["predicted"] for m in out["metrics"]}["mean_tpot_ms"] == pytest.approx(plan.performance.tpot_ms)
+
+
+def test_a_rate_with_a_cap_that_does_not_bind_keeps_the_varied_run_end(repo, tmp_path):
+    """4 requests/s with at most 48 in flight: the cap does not bind, so the prediction is the open loop's, the
+    longest reply ending the run as without the cap."""
+    _, path = repo
+    run = {"request_rate": 4.0, "num_prompts": 200, "completed": 200, "total_input_tokens": 41_000,
+           "total_output_tokens": 43_344, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
+    free = predicted(path, tmp_path, run)
+    capped = predicted(path, tmp_path, {**run, "max_concurrency": 48})
+    assert capped["output_throughput"] == pytest.approx(free["output_throughput"])
+    assert capped["mean_ttft_ms"] == pytest.approx(free["mean_ttft_ms"])

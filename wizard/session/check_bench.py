@@ -95,33 +95,31 @@ def read_result(path: Path) -> dict[str, Any]:
     return data
 
 
-def same_lengths(data: dict[str, Any], prompt: int, output: int) -> bool:
-    """Every request had the plan's lengths (within 1 %): bench/run.sh's random dataset at range ratio 0 with
-    --ignore-eos. A closed loop of such requests moves in synchronized waves (performance.Workload.synchronized)."""
-    done, ins, outs = data.get("completed"), data.get("total_input_tokens"), data.get("total_output_tokens")
-    if not (isinstance(done, int) and isinstance(ins, int) and isinstance(outs, int) and min(done, ins, outs) > 0):
-        return False
-    return abs(ins - done * prompt) <= 0.01 * done * prompt and abs(outs - done * output) <= 0.01 * done * output
-
-
 def bench_lengths(data: dict[str, Any]) -> tuple[int, int] | None:
     """Mean prompt and output tokens of the result's requests (its totals / completed requests, rounded), None when
     the result does not have them."""
     done, ins, outs = data.get("completed"), data.get("total_input_tokens"), data.get("total_output_tokens")
-    if not (isinstance(done, int) and isinstance(ins, int) and isinstance(outs, int)) or min(done, ins, outs) <= 0:
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (done, ins, outs)):
+        return None
+    assert isinstance(done, int) and isinstance(ins, int) and isinstance(outs, int)
+    if min(done, ins, outs) <= 0:
         return None
     return max(1, round(ins / done)), max(1, round(outs / done))
 
 
-def varied_outputs(data: dict[str, Any]) -> bool:
-    """The result's outputs differ in length: its per-request `output_lens` (--save-detailed) differ, or without
-    them its output total is no whole multiple of its completed requests. Requests run with --ignore-eos (bench/run.sh)
-    all have the requested output length; a conversation dataset's (ShareGPT) or EOS-stopped ones vary."""
+def varied_outputs(data: dict[str, Any], planned_output: int | None) -> bool:
+    """The result's outputs differ in length. Its per-request `output_lens` (--save-detailed) say so directly, failed
+    requests' zeros left out; without them, only bench/run.sh's case counts as identical: --ignore-eos requests of the
+    plan's typical output, an output total of exactly that many a request (a conversation dataset's or EOS-stopped
+    outputs could divide evenly by chance). Identical requests in a closed loop move in synchronized waves
+    (performance.Workload.synchronized)."""
     lens = data.get("output_lens")
-    if isinstance(lens, list) and lens and all(isinstance(x, int) and not isinstance(x, bool) for x in lens):
-        return len(set(lens)) > 1
-    done, outs = data.get("completed"), data.get("total_output_tokens")
-    return isinstance(done, int) and isinstance(outs, int) and done > 0 and outs % done != 0
+    if isinstance(lens, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in lens):
+        done = [x for x in lens if x > 0]  # vllm bench serve writes 0 for a failed request
+        if done:
+            return len(set(done)) > 1
+    done_n, outs = data.get("completed"), data.get("total_output_tokens")
+    return not (isinstance(done_n, int) and isinstance(outs, int) and planned_output and outs == done_n * planned_output)
 
 
 def finite_rate(rate: Any) -> float | None:
@@ -141,17 +139,18 @@ def run_lengths(plan: Plan, data: dict[str, Any]) -> Lengths | None:
     planned = (prompt, output) if isinstance(prompt, int) and isinstance(output, int) else (None, None)
     own = bench_lengths(data)
     if own is not None:
-        return Lengths(own[0], own[1], "result", varied_outputs(data), *planned)
+        return Lengths(own[0], own[1], "result", varied_outputs(data, planned[1]), *planned)
     if planned[0] is None or planned[1] is None:
         return None
     return Lengths(planned[0], planned[1], "plan", False, *planned)
 
 
-def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tuple[dict[str, float | None], str]:
+def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
+                          ) -> tuple[dict[str, float | None], str, Lengths | None]:
     """The plan's figures at the load the benchmark ran — its clients (or rate) spread over the replicas, its
     prompt count (the closed loop's opening burst), its requests' lengths (run_lengths) — from the sizing core; the
     plan's own figures (at its batch per replica) when the model or card cannot be sized here, with a line saying
-    so."""
+    so. Also returns the lengths the figures are at (None for the plan's own figures)."""
     p = plan.performance
     assert p is not None
     fallback = {"ttft_ms": p.ttft_ms, "ttft_p99_ms": p.ttft_p99_ms, "tpot_ms": p.tpot_ms, "tpot_p99_ms": p.tpot_p99_ms,
@@ -191,16 +190,16 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int) -> tu
             # with a rate too, the clients join at it (capped: at most `conc` in flight); without, all at once
             w = Workload(seqs, prompt, output, rate=arrivals / replicas if arrivals is not None else None,
                          prompts=per_prompts, clients=waiting, capped=arrivals is not None,
-                         synchronized=not lengths.varied_outputs and same_lengths(data, prompt, output),
+                         synchronized=lengths.source == "result" and not lengths.varied_outputs,
                          varied_output_max=varied)
             b = max(1, int(round(seqs)))
         r = size(spec, gpu, inputs._replace(concurrency=b))
         q = performance(r, w)
     except (InputError, OSError, ValueError):
         return fallback, ("the plan's model or card could not be sized here: the figures are the plan's own, at its "
-                          "batch per replica, not at the benchmark's load")
+                          "batch per replica and its typical request, not at the benchmark's load"), None
     return {"ttft_ms": q.ttft_ms, "ttft_p99_ms": q.ttft_p99_ms, "tpot_ms": q.tpot_ms, "tpot_p99_ms": q.tpot_p99_ms,
-            "output_tokens_per_s": q.output_tokens_per_s * replicas}, ""
+            "output_tokens_per_s": q.output_tokens_per_s * replicas}, "", lengths
 
 
 def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
@@ -214,7 +213,7 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
         raise InputError("--plan", str(plan_path), "has no served layout to compare (a managed API or an offline plan)")
     replicas = max(1, plan.replicas)
     conc, rate = data.get("max_concurrency"), data.get("request_rate")
-    predicted, how = predict_at_bench_load(plan, data, replicas)
+    predicted, how, lengths = predict_at_bench_load(plan, data, replicas)
     if how:
         check.notes.append(how)
     arrivals = finite_rate(rate)
@@ -222,7 +221,7 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
                   if isinstance(conc, int) and arrivals is not None
                   else f"{conc} requests in flight" if isinstance(conc, int) else
                   f"{arrivals:g} requests/s" if arrivals is not None else "the load of the result")
-    check.lengths = lengths = run_lengths(plan, data)
+    check.lengths = lengths
     if lengths is not None and lengths.source == "result":
         check.load += (f", requests of {lengths.prompt_tokens:,} prompt + {lengths.output_tokens:,} output tokens on "
                        "average")
@@ -233,6 +232,11 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
                 f"output tokens, the plan's typical request {pp:,} + {po:,}: the predictions are at the benchmark's "
                 "lengths, while the P99 targets were set for the plan's workload; bench/run.sh sends the plan's "
                 "lengths")
+        ctx = plan.memory.inputs.context_tokens if plan.memory else None
+        if ctx and lengths.prompt_tokens >= ctx:
+            check.notes.append(f"the benchmark's mean prompt ({lengths.prompt_tokens:,} tokens) leaves no room for an "
+                               f"output in the plan's context of {ctx:,} tokens (--max-model-len): it cannot have run "
+                               "against this plan's server as planned")
     for metric, key, pred_key, target_key in METRICS:
         measured = data.get(key)
         measured = float(measured) if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None

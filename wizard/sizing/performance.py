@@ -405,7 +405,8 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     closed = performance(r, Workload(b, prompt, w.output_tokens, clients=w.clients))
     mu = closed.output_tokens_per_s / out  # requests a second
     if w.rate < mu:
-        opened = performance(r, Workload(1, prompt, w.output_tokens, rate=w.rate, prompts=n))
+        opened = performance(r, Workload(1, prompt, w.output_tokens, rate=w.rate, prompts=n,
+                                         varied_output_max=w.varied_output_max))
         if opened.concurrency <= b:
             return opened
     ceiling = _under_load(r, Workload(b, prompt, w.output_tokens), b, prompt, out, r.activation.tokens,
