@@ -55,8 +55,6 @@ class Lengths:
     output_tokens: int
     source: str  # "result" (its totals / completed requests) or "plan" (the result has no totals)
     varied_outputs: bool  # the outputs differ in length (stopped at EOS, a conversation dataset)
-    plan_prompt_tokens: int | None = None
-    plan_output_tokens: int | None = None
 
 
 @dataclass
@@ -99,10 +97,8 @@ def bench_lengths(data: dict[str, Any]) -> tuple[int, int] | None:
     """Mean prompt and output tokens of the result's requests (its totals / completed requests, rounded), None when
     the result does not have them."""
     done, ins, outs = data.get("completed"), data.get("total_input_tokens"), data.get("total_output_tokens")
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (done, ins, outs)):
-        return None
-    assert isinstance(done, int) and isinstance(ins, int) and isinstance(outs, int)
-    if min(done, ins, outs) <= 0:
+    if not (isinstance(done, int) and isinstance(ins, int) and isinstance(outs, int)) \
+            or any(isinstance(x, bool) for x in (done, ins, outs)) or min(done, ins, outs) <= 0:
         return None
     return max(1, round(ins / done)), max(1, round(outs / done))
 
@@ -130,19 +126,21 @@ def finite_rate(rate: Any) -> float | None:
     return float(rate)
 
 
+def plan_lengths(plan: Plan) -> tuple[int, int] | None:
+    """The plan's typical prompt and output tokens, None when it has none."""
+    fit = plan.fit_facts()
+    prompt, output = fit.get("typical_prompt_tokens"), fit.get("typical_output_tokens")
+    return (prompt, output) if isinstance(prompt, int) and isinstance(output, int) else None
+
+
 def run_lengths(plan: Plan, data: dict[str, Any]) -> Lengths | None:
     """The lengths to predict the result at: its own mean lengths when it has totals (a benchmark of other requests
     than the plan's typical one is predicted as it ran), else the plan's typical prompt and output; None when
     neither is known."""
-    fit = plan.fit_facts()
-    prompt, output = fit.get("typical_prompt_tokens"), fit.get("typical_output_tokens")
-    planned = (prompt, output) if isinstance(prompt, int) and isinstance(output, int) else (None, None)
-    own = bench_lengths(data)
+    planned, own = plan_lengths(plan), bench_lengths(data)
     if own is not None:
-        return Lengths(own[0], own[1], "result", varied_outputs(data, planned[1]), *planned)
-    if planned[0] is None or planned[1] is None:
-        return None
-    return Lengths(planned[0], planned[1], "plan", False, *planned)
+        return Lengths(own[0], own[1], "result", varied_outputs(data, planned[1] if planned else None))
+    return Lengths(planned[0], planned[1], "plan", False) if planned else None
 
 
 def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
@@ -225,7 +223,7 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     if lengths is not None and lengths.source == "result":
         check.load += (f", requests of {lengths.prompt_tokens:,} prompt + {lengths.output_tokens:,} output tokens on "
                        "average")
-        pp, po = lengths.plan_prompt_tokens, lengths.plan_output_tokens
+        pp, po = plan_lengths(plan) or (0, 0)
         if pp and po and (abs(lengths.prompt_tokens - pp) > OFF * pp or abs(lengths.output_tokens - po) > OFF * po):
             check.notes.append(
                 f"the benchmark's requests averaged {lengths.prompt_tokens:,} prompt + {lengths.output_tokens:,} "
