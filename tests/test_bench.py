@@ -117,6 +117,18 @@ def predicted(path: Path, tmp_path: Path, result: dict) -> dict:
     return {m["key"]: m["predicted"] for m in out["metrics"]}
 
 
+def sized(plan, concurrency: int):
+    """The plan's layout sized by hand from its recorded inputs at `concurrency` (what check-bench should reuse)."""
+    from wizard.sizing.fit import SizeInputs, size
+    from wizard.sources.catalog import find_gpu
+    from wizard.sources.resolve import resolve_model
+
+    i = plan.memory.inputs
+    return size(resolve_model(plan.model), find_gpu(plan.gpu), SizeInputs(
+        context_tokens=i.context_tokens, concurrency=concurrency, gpu_memory_utilization=i.gpu_memory_utilization,
+        max_num_seqs=i.max_num_seqs, max_num_batched_tokens=i.max_num_batched_tokens, sequence_tokens=i.sequence_tokens))
+
+
 def test_a_result_equal_to_the_prediction_passes(repo, tmp_path):
     plan, path = repo
     load = {"max_concurrency": 48, "num_prompts": 480}
@@ -136,15 +148,9 @@ def test_the_prediction_is_at_the_benchmarks_load_not_the_plans_batch(repo, tmp_
     load, not the plan's figures at its batch of 48 per replica (which a plain copy would compare against)."""
     plan, path = repo
     assert plan.replicas == 2 and plan.performance.max_batch == 48
-    from wizard.sizing.fit import SizeInputs, size
     from wizard.sizing.performance import Workload, performance
-    from wizard.sources.catalog import find_gpu
-    from wizard.sources.resolve import resolve_model
 
-    i = plan.memory.inputs
-    r = size(resolve_model(plan.model), find_gpu(plan.gpu), SizeInputs(
-        context_tokens=i.context_tokens, concurrency=24, gpu_memory_utilization=i.gpu_memory_utilization,
-        max_num_seqs=i.max_num_seqs, max_num_batched_tokens=i.max_num_batched_tokens, sequence_tokens=i.sequence_tokens))
+    r = sized(plan, 24)
     want = performance(r, Workload(24, 1000, 200, prompts=240))
     got = predicted(path, tmp_path, {"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0})
     assert got["p99_ttft_ms"] == pytest.approx(want.ttft_p99_ms) and got["mean_tpot_ms"] == pytest.approx(want.tpot_ms)
@@ -252,17 +258,12 @@ def test_a_benchmark_of_other_lengths_is_predicted_at_its_own_and_says_so(repo, 
     lengths, with varied outputs (the run ends with its longest, at most the context after the prompt), and a
     note says the targets were set for other requests."""
     plan, path = repo
-    from wizard.sizing.fit import SizeInputs, size
     from wizard.sizing.performance import Workload, performance
-    from wizard.sources.catalog import find_gpu
-    from wizard.sources.resolve import resolve_model
 
     result = {"request_rate": 4.0, "max_concurrency": None, "num_prompts": 200, "completed": 200,
               "total_input_tokens": 41_000, "total_output_tokens": 43_344, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}
     i = plan.memory.inputs
-    r = size(resolve_model(plan.model), find_gpu(plan.gpu), SizeInputs(
-        context_tokens=i.context_tokens, concurrency=1, gpu_memory_utilization=i.gpu_memory_utilization,
-        max_num_seqs=i.max_num_seqs, max_num_batched_tokens=i.max_num_batched_tokens, sequence_tokens=i.sequence_tokens))
+    r = sized(plan, 1)
     want = performance(r, Workload(1, 205, 217, rate=2.0, prompts=100, varied_output_max=i.context_tokens - 205))
     fixed = performance(r, Workload(1, 205, 217, rate=2.0, prompts=100))
     assert want.output_tokens_per_s < fixed.output_tokens_per_s  # the longest reply ends the run: not a no-op
