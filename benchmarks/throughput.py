@@ -18,6 +18,7 @@ Usage: python benchmarks/throughput.py [--fit]
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import math
 import re
@@ -153,9 +154,15 @@ def row_precision(row: dict) -> tuple[str, str]:
 
 
 def bench_rows() -> list[dict]:
+    """The rows of throughput-bench.yaml (read once: --fit asks for them at every grid point; nothing changes them)."""
+    return list(_bench_rows())
+
+
+@functools.lru_cache(maxsize=1)
+def _bench_rows() -> tuple[dict, ...]:
     if not BENCH.exists():
-        return []
-    return [r for r in yaml.safe_load(BENCH.read_text())["rows"] if isinstance(r, dict)]
+        return ()
+    return tuple(r for r in yaml.safe_load(BENCH.read_text())["rows"] if isinstance(r, dict))
 
 
 def _metric(row: dict, name: str, stat: str):
@@ -360,13 +367,7 @@ def _is_gddr(gpu_id: str) -> bool:
     return perf.is_gddr(find_gpu(gpu_id))
 
 
-def hbm_score(rows: list[dict]) -> float:
-    """Median |log error| of the HBM FLOPS efficiency's rows: the prefill-bound dev rows and the HBM bench fit rows."""
-    dev = tuple(abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS)
-    return rows_score(rows, extra=dev)
-
-
-def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer) -> tuple[float, ...]:
+def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer, quiet: bool = False) -> tuple[float, ...]:
     """Set perf's constants `names` to the grid point of `values` with the lowest scorer() (the first on a tie)."""
     best = None
     for point in itertools.product(*values):
@@ -380,45 +381,75 @@ def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer)
     for n, v in zip(names, best[1]):
         setattr(perf, n, v)
     _forget()
-    print("best: " + " ".join(f"{n}={v}" for n, v in zip(names, best[1])) + f" (median |log error| {best[0]:.3f})")
+    if not quiet:
+        print("best: " + " ".join(f"{n}={v}" for n, v in zip(names, best[1])) + f" (median |log error| {best[0]:.3f})")
     return best[1]
 
 
 def fit() -> None:
     """Stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound rows
     of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per step); the
-    GDDR card class (bandwidth and FLOPS efficiency) and the front end on the GDDR rows of throughput-bench.yaml marked
-    fit: true (one card each, unsaturated); the host all-reduce of cards without peer-to-peer on their TP fit rows
-    (its latency at one request a second, its bytes/s above it); the HBM FLOPS efficiency on the prefill-bound dev
-    rows (HBM_PREFILL_ROWS) and the HBM bench fit rows no entry overrides; then each entry of data/vllm-speed.json
-    on its own rows."""
+    GDDR bandwidth on the GDDR rows of throughput-bench.yaml marked fit: true (one card each, unsaturated); the
+    prompt-carrying steps and the front end together (prefill_stage); the host all-reduce of cards without
+    peer-to-peer on their TP fit rows (its latency at one request a second, its bytes/s above it); then the other
+    constants of each entry of data/vllm-speed.json on its own rows."""
     _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
-    # Each GDDR constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS
-    # efficiency and the front end (an HTTP round trip and tokenising take milliseconds) on mean TTFT; then the host
-    # all-reduce on its TP rows, which decode at the GDDR bandwidth; twice round, as each shifts the others' rows.
-    # Each stage fixes its rows at its start.
+    # Each constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS efficiency
+    # and the front end on mean TTFT; then the host all-reduce on its TP rows, which decode at the GDDR bandwidth;
+    # twice round, as each shifts the others' rows. Each stage fixes its rows at its start.
     for _ in range(2):
         rows = class_fit_rows(gddr=True)
         _grid(("EFF_BANDWIDTH_GDDR",), ((0.6, 0.7, 0.8, 0.9),), lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
-        rows = class_fit_rows(gddr=True)
-        _grid(("EFF_FLOPS_GDDR", "FRONTEND_S"), ((0.3, 0.45, 0.6, 0.75), (0.005, 0.01, 0.02, 0.03, 0.06)),
-              lambda rows=rows: rows_score(rows, "ttft_mean_ms"))
+        prefill_stage()
         rows = host_fit_rows(loaded=False)
         _grid(("ALLREDUCE_LATENCY_HOST_S",), ((10e-6, 20e-6, 30e-6, 40e-6, 50e-6, 60e-6, 70e-6, 80e-6, 100e-6),),
               lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
         rows = host_fit_rows(loaded=True)
         _grid(("ALLREDUCE_HOST_BYTES_S",), ((2e9, 3e9, 4e9, 6e9, 8e9, 12e9, 16e9, 24e9, 32e9),),
               lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
-    rows = class_fit_rows(gddr=False)
-    _grid(("EFF_FLOPS",), ((0.2, 0.3, 0.45, 0.6, 0.75),), lambda rows=rows: hbm_score(rows))
     fit_speed_entries()
+
+
+def frontend_entries() -> list[dict]:
+    """The entries of data/vllm-speed.json that set a release's front end and nothing else."""
+    return [e for e in perf._speed_entries() if [k for k in GRIDS if k in e] == ["frontend_s"]]
+
+
+def prefill_stage() -> None:
+    """The FLOPS efficiency of each card class and the front ends, on mean TTFT (the metric they govern).
+
+    A row's mean TTFT is its front end plus its prefill: on one card the two trade against each other. They are told
+    apart across cards: one release's front end is the same software on every card that ran it, while the cards'
+    prefill times differ by their FLOPS and bandwidth. So the two FLOPS efficiencies are searched together on a grid;
+    at each point every front end is fitted on its own rows — the default on the class fit rows no front-end entry
+    covers, each front-end-only entry of data/vllm-speed.json on the rows it lists — and the point is scored on all
+    the class fit rows of both classes (class_fit_rows, which keep those entries' rows) and the prefill-bound dev
+    rows (HBM_PREFILL_ROWS, every metric): median |log error|."""
+    rows = class_fit_rows(gddr=True) + class_fit_rows(gddr=False)
+    entries = frontend_entries()
+    own = [r for r in rows if "frontend_s" not in (speed_entry(r) or {})]
+
+    def fit_frontends() -> None:
+        _grid(("FRONTEND_S",), (GRIDS["frontend_s"],), lambda: rows_score(own, "ttft_mean_ms"), quiet=True)
+        for e in entries:
+            fit_entry_constant(e, "frontend_s")
+
+    def scorer() -> float:
+        fit_frontends()
+        dev = tuple(abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS)
+        return rows_score(rows, "ttft_mean_ms", extra=dev)
+
+    _grid(("EFF_FLOPS", "EFF_FLOPS_GDDR"), ((0.2, 0.25, 0.3, 0.37, 0.45, 0.6, 0.75), (0.3, 0.37, 0.45, 0.6, 0.75)), scorer)
+    fit_frontends()  # at the chosen point
+    print(f"  front ends there: FRONTEND_S={perf.FRONTEND_S} "
+          + " ".join(f"{e['id']}={e['frontend_s']}" for e in entries))
 
 
 # Grid steps of at most ~1.3x on eff_flops below 0.1: the held-out test is a 25 % band, and a factor-2 step (0.1 to 0.05)
 # cannot land inside it.
 GRIDS = {"step_overhead_s": (0.0, 0.01, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05),
          "eff_flops": (0.45, 0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03, 0.02),
-         "frontend_s": (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08),
+         "frontend_s": (0.003, 0.004, 0.005, 0.006, 0.008, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08),
          "eff_bandwidth": (0.75, 0.65, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3, 0.25)}
 
 
@@ -435,29 +466,38 @@ GOVERNS = {"step_overhead_s": ("tpot_mean_ms",), "eff_flops": ("ttft_mean_ms",),
            "eff_bandwidth": ("tpot_mean_ms",)}
 
 
+def fit_entry_constant(entry: dict, name: str) -> None:
+    """Set one constant of a data/vllm-speed.json entry to the value of its grid (GRIDS) that fits the entry's own
+    rows best on the metric it governs (GOVERNS; median |log error|, the first on a tie)."""
+    by_id = {r["id"]: r for r in bench_rows()}
+    chosen = [by_id[i] for i in entry["fitted_on"] if i in by_id]
+    assert len(chosen) >= 2, entry["id"]  # never one row
+    best = None
+    for value in GRIDS[name]:
+        entry[name] = value
+        _forget()
+        errs = [abs(math.log(p / m)) for row in chosen for _, metric, p, m, _, _ in predict_bench(row)
+                if p > 0 and metric in GOVERNS[name]]
+        s = statistics.median(errs)
+        if best is None or s < best[0] - 1e-9:
+            best = (s, value)
+    assert best is not None
+    entry[name] = best[1]
+    _forget()
+
+
 def fit_speed_entries() -> None:
     """Stage three: each entry of data/vllm-speed.json on its own fit rows (the ones it lists; never one row). Its
     constants are searched one after another (in GRIDS order), each on the metric it governs (median |log error|),
-    twice round: a prefill chunk's time also enters the decode steps it shares."""
-    rows = {r["id"]: r for r in bench_rows()}
+    twice round: a prefill chunk's time also enters the decode steps it shares. Front-end-only entries are fitted
+    with the FLOPS efficiencies instead (prefill_stage)."""
     for entry in perf._speed_entries():
+        if entry in frontend_entries():
+            continue
         names = [k for k in GRIDS if k in entry]
-        chosen = [rows[i] for i in entry["fitted_on"] if i in rows]
-        assert len(chosen) >= 2, entry["id"]
         for _ in range(2):
             for name in names:
-                best = None
-                for value in GRIDS[name]:
-                    entry[name] = value
-                    _forget()
-                    errs = [abs(math.log(p / m)) for row in chosen for _, metric, p, m, _, _ in predict_bench(row)
-                            if p > 0 and metric in GOVERNS[name]]
-                    s = statistics.median(errs)
-                    if best is None or s < best[0] - 1e-9:
-                        best = (s, value)
-                assert best is not None
-                entry[name] = best[1]
-                _forget()
+                fit_entry_constant(entry, name)
         print(f"best {entry['id']}: " + ", ".join(f"{k}={entry[k]}" for k in names)
               + f" (rows {', '.join(entry['fitted_on'])}, each on the metric it governs)")
 

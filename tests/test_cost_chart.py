@@ -193,12 +193,19 @@ def test_the_svg_is_self_contained_xml_with_the_break_even_and_its_labels(tmp_pa
     assert not [a for e in root.iter() for a in e.attrib if a.startswith("on")]
     texts = [e.text or "" for e in root.iter(f"{SVG}text")]
     assert "break-even 3,404,948 requests/day" in texts
+    # a replica's daily capacity and the KV cache (so the memory total) come from the load model, whose figures are
+    # tested in test_performance.py; the prices and the usable memory do not
+    plan = plan_of("llama8b_high_traffic")
+    chart = cost_chart(plan)
+    assert chart is not None and plan.memory is not None
+    per_replica, total = chart.replica_daily_requests, plan.memory.per_gpu_bytes.total / 2**30
     for label in ("Cost per month against daily requests (guide §8)", "requests a day", "USD a month",
-                  "your volume 600,000/day", "each replica more: +$3,475/month for 1,205,193 requests/day more"):
+                  "your volume 600,000/day",
+                  f"each replica more: +$3,475/month for {per_replica:,.0f} requests/day more"):
         assert label in texts, label
     assert any(t.startswith("managed API with its staff: $750 + $0.23 per 1,000 requests") for t in texts)
     assert any(t.startswith("self-hosted, 6 × 1 × h100-sxm-80gb: $24,599/month") for t in texts)
-    assert any(t.startswith("Memory per GPU (guide §2), h100-sxm-80gb: 39.12 GiB of 71.30 GiB usable") for t in texts)
+    assert any(t.startswith(f"Memory per GPU (guide §2), h100-sxm-80gb: {total:.2f} GiB of 71.30 GiB usable") for t in texts)
     ids = {e.get("id") for e in root.iter()}
     assert {"self-hosted", "managed", "break-even", "your-volume", "memory", "memory-weights", "memory-kv-cache",
             "memory-activations", "memory-reserve", "memory-headroom", "usable"} <= ids
@@ -245,7 +252,11 @@ def test_the_summary_draws_both_in_the_terminal_width_without_colour(columns):
     assert "Cost per month against daily requests (§8)" in plain
     assert "▲" in plain and "break-even 3,404,948 requests/day" in plain and "△" in plain
     assert "█" in plain and "•" in plain  # the steps' area and the managed line, told apart by shape
-    assert "Memory per GPU on h100-sxm-80gb: 39.12 GiB of 71.30 GiB usable — fits" in " ".join(plain.split())
+    # the KV cache (and so the total) follows the batch the load model admits; the usable memory does not
+    memory = plan_of("llama8b_high_traffic").memory
+    assert memory is not None
+    total = memory.per_gpu_bytes.total / 2**30
+    assert f"Memory per GPU on h100-sxm-80gb: {total:.2f} GiB of 71.30 GiB usable — fits" in " ".join(plain.split())
     bar_line = next(line for line in plain.splitlines() if line.strip().startswith("WWW"))
     assert re.fullmatch(r"  W+K+A+R+·+", bar_line.rstrip())
     # the chart follows the cost section and the bar the memory section

@@ -55,13 +55,16 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
 EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
-EFF_FLOPS = 0.3  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the prefill-bound
-#                  rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts) and the H100 bench fit rows
+EFF_FLOPS = 0.37  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the prefill-bound
+#                   rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts) and the HBM bench fit rows
 EFF_FLOPS_GDDR = 0.75  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
 #                       throughput-bench.yaml the load model does not saturate, on mean TTFT
-FRONTEND_S = 0.01  # API server per request (tokenisation, detokenisation, HTTP): the GDDR fit rows (0.4.1, unnamed)
-# Releases, model families and vendors measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0
-# engine, 0.17's ROCm decode at about a third of the MI300X's peak bandwidth):
+# Both fitted with the front ends (a row's mean TTFT is its front end plus its prefill; one release's front end is
+# told apart from the prefill across the cards that ran it): benchmarks/throughput.py prefill_stage.
+FRONTEND_S = 0.02  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one:
+#                   the fit rows with a mean TTFT at it (a Mistral-7B sweep on one RTX 4090, release not stated)
+# Releases, model families and vendors measured to run otherwise (0.8's 5 ms and 0.11.0's 50 ms front ends,
+# DeepSeek MLA on the 0.7 V0 engine, 0.17's ROCm decode at about a third of the MI300X's peak bandwidth):
 # data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
 # Per all-reduce on cards without PCIe peer-to-peer (GeForce RTX 4090/5090), where NCCL stages it through host
@@ -369,7 +372,9 @@ def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alo
 
     def p_done(x: float) -> float:  # P(every request has ended by x)
         log_p = 0.0
-        for i in range(n):
+        # from the last arrival back: an earlier request has had at least as many tokens' time, so once one has
+        # surely ended (its cap reached, or e^(−tokens/mean) below a double's precision) every earlier one has too
+        for i in range(n - 1, -1, -1):
             t0 = i * span / (n - 1) + ttft
             if x <= t0:
                 return 0.0
@@ -377,8 +382,9 @@ def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alo
             tokens = (x - t0) / tpot if x <= edge else max(0.0, busy - t0) / tpot + (x - edge) / tpot_alone
             if tokens <= 0:
                 return 0.0
-            if tokens < cap:
-                log_p += math.log1p(-math.exp(-tokens / mean_out))
+            if tokens >= cap or tokens > 40 * mean_out:
+                break
+            log_p += math.log1p(-math.exp(-tokens / mean_out))
         return math.exp(log_p)
 
     x0 = span + ttft
