@@ -410,24 +410,29 @@ def fit() -> None:
     fit_speed_entries()
 
 
-def frontend_entries() -> list[dict]:
-    """The entries of data/vllm-speed.json that set a release's front end and nothing else."""
-    return [e for e in perf._speed_entries() if [k for k in GRIDS if k in e] == ["frontend_s"]]
+def frontend_only(entry: dict) -> bool:
+    """An entry of data/vllm-speed.json that sets a release's front end and nothing else."""
+    return [k for k in GRIDS if k in entry] == ["frontend_s"]
 
 
 def prefill_stage() -> None:
-    """The FLOPS efficiency of each card class and the front ends, on mean TTFT (the metric they govern).
+    """The FLOPS efficiency of each card class and the front ends.
 
     A row's mean TTFT is its front end plus its prefill: on one card the two trade against each other. They are told
-    apart across cards: one release's front end is the same software on every card that ran it, while the cards'
+    apart across cards: a release's front end is the same software on every card that ran it, while the cards'
     prefill times differ by their FLOPS and bandwidth. So the two FLOPS efficiencies are searched together on a grid;
-    at each point every front end is fitted on its own rows — the default on the class fit rows no front-end entry
-    covers, each front-end-only entry of data/vllm-speed.json on the rows it lists — and the point is scored on all
-    the class fit rows of both classes (class_fit_rows, which keep those entries' rows) and the prefill-bound dev
-    rows (HBM_PREFILL_ROWS, every metric): median |log error|."""
+    at each point every front end is fitted on its own rows, on mean TTFT — the default on the class fit rows no
+    front-end entry covers (at least three figures from two sweeps), each front-end-only entry of data/vllm-speed.json
+    on the rows it lists. The point is scored by three medians of |log error|, added: mean TTFT over the HBM class
+    fit rows, mean TTFT over the GDDR ones (class_fit_rows), and every metric of the prefill-bound dev rows
+    (HBM_PREFILL_ROWS, which publish no TTFT). Each group counts once, so the many short-prompt rows of one source
+    do not outvote the long prompts of another."""
     rows = class_fit_rows(gddr=True) + class_fit_rows(gddr=False)
-    entries = frontend_entries()
+    entries = [e for e in perf._speed_entries() if frontend_only(e)]
     own = [r for r in rows if "frontend_s" not in (speed_entry(r) or {})]
+    figures = [r["sweep_id"] for r in own for _, name, *_ in predict_bench(r) if name == "ttft_mean_ms"]
+    assert len(figures) >= 3 and len(set(figures)) >= 2, "the default front end needs rows of its own"
+    groups = [[r for r in rows if _is_gddr(row_gpu_id(r) or "") == gddr] for gddr in (False, True)]
 
     def fit_frontends() -> None:
         _grid(("FRONTEND_S",), (GRIDS["frontend_s"],), lambda: rows_score(own, "ttft_mean_ms"), quiet=True)
@@ -436,10 +441,11 @@ def prefill_stage() -> None:
 
     def scorer() -> float:
         fit_frontends()
-        dev = tuple(abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS)
-        return rows_score(rows, "ttft_mean_ms", extra=dev)
+        dev = [abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS]
+        return sum(rows_score(g, "ttft_mean_ms") for g in groups) + statistics.median(dev)
 
-    _grid(("EFF_FLOPS", "EFF_FLOPS_GDDR"), ((0.2, 0.25, 0.3, 0.37, 0.45, 0.6, 0.75), (0.3, 0.37, 0.45, 0.6, 0.75)), scorer)
+    _grid(("EFF_FLOPS", "EFF_FLOPS_GDDR"),
+          ((0.2, 0.25, 0.3, 0.37, 0.45, 0.6, 0.75), (0.3, 0.37, 0.45, 0.6, 0.75, 0.9)), scorer)
     fit_frontends()  # at the chosen point
     print(f"  front ends there: FRONTEND_S={perf.FRONTEND_S} "
           + " ".join(f"{e['id']}={e['frontend_s']}" for e in entries))
@@ -492,7 +498,7 @@ def fit_speed_entries() -> None:
     twice round: a prefill chunk's time also enters the decode steps it shares. Front-end-only entries are fitted
     with the FLOPS efficiencies instead (prefill_stage)."""
     for entry in perf._speed_entries():
-        if entry in frontend_entries():
+        if frontend_only(entry):
             continue
         names = [k for k in GRIDS if k in entry]
         for _ in range(2):

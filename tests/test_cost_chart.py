@@ -196,9 +196,9 @@ def test_the_svg_is_self_contained_xml_with_the_break_even_and_its_labels(tmp_pa
     # a replica's daily capacity and the KV cache (so the memory total) come from the load model, whose figures are
     # tested in test_performance.py; the prices and the usable memory do not
     plan = plan_of("llama8b_high_traffic")
-    chart = cost_chart(plan)
-    assert chart is not None and plan.memory is not None
-    per_replica, total = chart.replica_daily_requests, plan.memory.per_gpu_bytes.total / 2**30
+    assert plan.cost is not None and plan.cost.capacity_daily_requests and plan.memory is not None
+    per_replica = plan.cost.capacity_daily_requests / plan.replicas  # the replicas share the plan's capacity
+    total = plan.memory.per_gpu_bytes.total / 2**30
     for label in ("Cost per month against daily requests (guide §8)", "requests a day", "USD a month",
                   "your volume 600,000/day",
                   f"each replica more: +$3,475/month for {per_replica:,.0f} requests/day more"):

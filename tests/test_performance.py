@@ -332,6 +332,25 @@ def test_a_release_or_family_runs_at_its_own_speed_constants():
     assert default == perf.Speed(perf.STEP_OVERHEAD_S, perf.FRONTEND_S, None, "default")  # None: by card class
 
 
+def test_a_front_end_entry_changes_the_ttft_by_its_front_end_and_nothing_else(llama8b, h100):
+    """frontend-0.11 (data/vllm-speed.json) names only 0.11.0's front end, so its steps run at the card class's
+    constants: an idle replica's TTFT (front end + half a decode step + the prompt's chunk) differs from the default's
+    by the two front ends' difference alone when the steps are the same (same model, card and token budget)."""
+    speed = perf.speed_for("0.11.0", llama8b.architecture, h100.vendor)
+    assert speed.profile == "frontend-0.11" and speed.frontend_s != perf.FRONTEND_S
+    assert (speed.eff_flops, speed.eff_bandwidth, speed.step_overhead_s) == (None, None, perf.STEP_OVERHEAD_S)
+    pinned = SizeInputs(max_num_batched_tokens=2048, max_num_seqs=256)
+    old, new = (size(llama8b, h100, pinned._replace(vllm_version=v)) for v in ("0.11.0", "0.33.0"))
+    w = Workload(1, 1000, 200, rate=1e-6)
+    for r in (old, new):
+        dec, chunk = step_of(r, 1, 0, 1100)[0], step_of(r, 1, 1000, 1100)[0]
+        front = perf.speed_for(r.inputs.vllm_version, llama8b.architecture, h100.vendor).frontend_s
+        _close(performance(r, w).ttft_ms, (front + dec / 2 + chunk) * 1000, rel=1e-4)
+    assert step_of(old, 1, 1000, 1100) == step_of(new, 1, 1000, 1100)
+    _close(performance(old, w).ttft_ms - performance(new, w).ttft_ms, (speed.frontend_s - perf.FRONTEND_S) * 1000,
+           rel=1e-3)
+
+
 def test_a_gddr_card_runs_at_its_card_class_efficiencies(llama8b):
     """The card class sets the efficiencies (the GDDR fit rows differ from the HBM ones). rtx4090-24gb (catalog):
     GDDR6X, 1.008e12 B/s, 165.2e12 bf16 FLOP/s (FP32 accumulate). One Llama-3.1-8B decode at 1000 + 200 tokens:

@@ -55,16 +55,17 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
 EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
-EFF_FLOPS = 0.37  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the prefill-bound
-#                   rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts) and the HBM bench fit rows
+EFF_FLOPS = 0.37  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
+#                   rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
 EFF_FLOPS_GDDR = 0.75  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
-#                       throughput-bench.yaml the load model does not saturate, on mean TTFT
-# Both fitted with the front ends (a row's mean TTFT is its front end plus its prefill; one release's front end is
-# told apart from the prefill across the cards that ran it): benchmarks/throughput.py prefill_stage.
-FRONTEND_S = 0.02  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one:
-#                   the fit rows with a mean TTFT at it (a Mistral-7B sweep on one RTX 4090, release not stated)
-# Releases, model families and vendors measured to run otherwise (0.8's 5 ms and 0.11.0's 50 ms front ends,
-# DeepSeek MLA on the 0.7 V0 engine, 0.17's ROCm decode at about a third of the MI300X's peak bandwidth):
+#                       throughput-bench.yaml the load model does not saturate
+FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one: the
+#                    fit rows with a mean TTFT at it — 0.8.5 on one H100 PCIe and one RTX 4090, and a Mistral-7B sweep
+#                    on one RTX 4090 of no stated release
+# The three fitted together (benchmarks/throughput.py prefill_stage): a row's mean TTFT is its front end plus its
+# prefill, and a release's front end is told apart from the prefill across the cards that ran it.
+# Releases, model families and vendors measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7
+# V0 engine, 0.17's ROCm decode at about a third of the MI300X's peak bandwidth):
 # data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
 # Per all-reduce on cards without PCIe peer-to-peer (GeForce RTX 4090/5090), where NCCL stages it through host
@@ -366,7 +367,7 @@ def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alo
     s and at `tpot_alone` after: E[max_i finish_i] = x0 + the integral from x0 of P(some request ends after x),
     x0 = span + ttft (the last arrival's first token), by Simpson's rule on `points` (even) intervals up to where
     every request has ended but with a negligible probability."""
-    assert points % 2 == 0 and n >= 1
+    assert points % 2 == 0 and n >= 1 and tpot > 0 and tpot_alone > 0
     if n == 1 or cap < 1:  # one request, or no room for output: no tail to integrate
         return span + ttft + max(0, min(mean_out, cap)) * tpot
 
