@@ -47,10 +47,11 @@ def fake_vllm(tmp_path: Path) -> Path:
     return bin_dir
 
 
-def run_bench(repo_path: Path, tmp_path: Path, *args: str) -> dict:
+def run_bench(repo_path: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     log = tmp_path / "calls.jsonl"
     env = {**os.environ, "PATH": f"{fake_vllm(tmp_path)}:{os.environ['PATH']}", "FAKE_VLLM_LOG": str(log),
-           "VLLM_API_KEY": "sk-test"}
+           "VLLM_API_KEY": "sk-test", **(env or {})}
     r = subprocess.run(["bash", str(repo_path / "bench" / "run.sh"), *args], cwd=repo_path, env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -86,6 +87,24 @@ def test_its_argv_is_the_planned_load_with_flags_the_client_has(repo, tmp_path):
     assert int(value(argv, "--num-prompts")) >= 10 * 48
     assert value(argv, "--metric-percentiles") == "50,99" and "--save-result" in argv
     assert call["key"] == "sk-test"  # the server's key reaches the client as OPENAI_API_KEY
+
+
+def test_every_run_sends_new_prompts_unless_a_seed_is_given(repo, tmp_path):
+    """vllm bench serve draws its random prompts from --seed (default 0): the same prompts every run, whose KV the
+    server still holds from the last run (prefix caching is on by default), so a re-run's TTFT would measure almost
+    no prefill. bench/run.sh passes a fresh seed each run, says which on stderr, and SEED=N repeats one on purpose;
+    anything but a whole number is refused before the client starts."""
+    _, path = repo
+    seeds = [value(run_bench(path, tmp_path / str(i))["argv"], "--seed") for i in range(3)]
+    assert all(s.isdigit() for s in seeds) and len(set(seeds)) == 3  # 2^30 seeds: a repeat is one in a billion
+    assert value(run_bench(path, tmp_path / "pinned", env={"SEED": "1234"})["argv"], "--seed") == "1234"
+    (tmp_path / "refused").mkdir()
+    log = tmp_path / "refused" / "calls.jsonl"
+    env = {**os.environ, "PATH": f"{fake_vllm(tmp_path / 'refused')}:{os.environ['PATH']}", "FAKE_VLLM_LOG": str(log),
+           "SEED": "1; rm -rf /"}
+    r = subprocess.run(["bash", str(path / "bench" / "run.sh")], cwd=path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "SEED must be a whole number" in r.stderr and not log.exists()
 
 
 def test_a_peak_request_rate_is_run_open_loop(tmp_path):

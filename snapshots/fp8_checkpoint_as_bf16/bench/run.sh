@@ -9,6 +9,11 @@
 # `llm-deploy-wizard check-bench RESULT.json --plan plan.json` compares with the plan's predictions and targets.
 # Written by llm-deploy-wizard; the numbers are in RATIONALE.md.
 #
+# Every run sends new prompts (a fresh --seed; `vllm bench serve` would otherwise draw the same random prompts, seed
+# 0, every time): vLLM keeps the KV of prompts it has served (prefix caching, on by default), so a second run of the
+# same prompts against the same server prefills almost nothing and its TTFT would not measure the plan's.
+# SEED=N bench/run.sh repeats a run's prompts on purpose.
+#
 # Usage: bench/run.sh [BASE_URL]   (the endpoint clients use: the Service, ingress or gateway in front of all the
 # replicas — a `kubectl port-forward` reaches one pod, which would carry the whole peak alone; default
 # http://127.0.0.1:8000)
@@ -22,6 +27,9 @@ TOKENIZER=Qwen/Qwen3-32B-FP8
 # shellcheck disable=SC2016,SC1003
 SERVED_MODEL_NAME=Qwen/Qwen3-32B-FP8
 export OPENAI_API_KEY="${OPENAI_API_KEY:-${VLLM_API_KEY:-}}"
+SEED="${SEED:-$((RANDOM * 32768 + RANDOM))}"
+case "$SEED" in ''|*[!0-9]*) echo "SEED must be a whole number, got: $SEED" >&2; exit 2 ;; esac
+echo "prompts: seed $SEED (SEED=$SEED bench/run.sh sends the same ones again)" >&2
 mkdir -p "$(dirname "$RESULT")"
 
 exec vllm bench serve \
@@ -31,6 +39,7 @@ exec vllm bench serve \
   --model "$SERVED_MODEL_NAME" \
   --tokenizer "$TOKENIZER" \
   --dataset-name random \
+  --seed "$SEED" \
   --random-input-len 1500 \
   --random-output-len 300 \
   --ignore-eos \
