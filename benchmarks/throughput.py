@@ -265,6 +265,15 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
         # (vLLM refuses a request over --max-model-len, and that cannot exceed the pool): it ran with a
         # --gpu-memory-utilization the source does not publish, so its KV pool is unknown — not predicted.
         return None
+    # The same prompts sent to this server by an earlier run (prompts_sent_before): vLLM's prefix cache still holds
+    # them when its pool held that whole run — its prompts and outputs, whole 16-token blocks; vLLM frees blocks to
+    # the back of a least-recently-used queue, so a pool short of the run has evicted each prompt before the next run
+    # reaches it (a loop over more blocks than the cache holds misses on every one). A cached prompt is prefilled from
+    # its last full block on (at least its last token).
+    cached = 0
+    runs = int(row.get("num_prompts") or 0) * (-(-prompt // 16) + -(-output // 16)) * 16
+    if row.get("prompts_sent_before") and probe.kv_capacity_tokens >= runs:
+        cached = (prompt - 1) // 16 * 16
     fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
     # Sequences at every stage of their output hold prompt + output / 2 tokens on average; identical requests that
     # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.
@@ -274,14 +283,14 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
         # of at most 2048 tokens (vllm/benchmarks/datasets.py is_valid_sequence, max_total_len=2048)
         varied = SHAREGPT_MAX_TOTAL - prompt if sharegpt else None
         w = Workload(1, prompt, output, rate=float(rate), prompts=int(row.get("num_prompts") or 0) or None,
-                     varied_output_max=varied)
+                     varied_output_max=varied, cached_prompt_tokens=cached)
         b = None
     else:  # closed loop: --max-concurrency, or every prompt at once (rate inf): what the engine admits
         b = max(1.0, min(float(conc or row.get("num_prompts") or 1), float(row.get("num_prompts") or 1e9), seqs,
                          admitted))
         clients = float(conc or row.get("num_prompts") or b)
         w = Workload(b, prompt, output, prompts=int(row.get("num_prompts") or 0) or None,
-                     clients=clients if clients > b else None, synchronized=fixed)
+                     clients=clients if clients > b else None, synchronized=fixed, cached_prompt_tokens=cached)
     r = size(model, gpu, base._replace(concurrency=max(1, int(b or 1))))
     return performance(r, w), gpu.id
 

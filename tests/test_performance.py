@@ -351,6 +351,23 @@ def test_a_front_end_entry_changes_the_ttft_by_its_front_end_and_nothing_else(ll
            rel=1e-3)
 
 
+def test_a_cached_prompt_is_prefilled_from_its_last_full_block_on(llama8b, h100):
+    """Workload.cached_prompt_tokens (vLLM's prefix cache holds the prompt from an earlier request): only the rest
+    is prefilled. An idle replica's TTFT is then the front end + half a decode step + one step carrying the
+    uncached 8 tokens of a 1,000-token prompt (992 cached: 62 whole blocks); the KV it holds, and so its decode
+    steps, are the whole prompt's."""
+    r = size(llama8b, h100, SizeInputs())
+    cold = performance(r, Workload(1, 1000, 200, rate=1e-6))
+    warm = performance(r, Workload(1, 1000, 200, rate=1e-6, cached_prompt_tokens=992))
+    dec, tail = step_of(r, 1, 0, 1100)[0], step_of(r, 1, 8, 1100)[0]
+    _close(warm.ttft_ms, (perf.FRONTEND_S + dec / 2 + tail) * 1000, rel=1e-4)
+    assert warm.ttft_ms < cold.ttft_ms
+    _close(warm.tpot_ms, cold.tpot_ms, rel=1e-6)
+    # at least one token is computed, however much is said to be cached
+    whole = performance(r, Workload(1, 1000, 200, rate=1e-6, cached_prompt_tokens=5000))
+    _close(whole.ttft_ms, (perf.FRONTEND_S + dec / 2 + step_of(r, 1, 1, 1100)[0]) * 1000, rel=1e-4)
+
+
 def test_a_gddr_card_runs_at_its_card_class_efficiencies(llama8b):
     """The card class sets the efficiencies (the GDDR fit rows differ from the HBM ones). rtx4090-24gb (catalog):
     GDDR6X, 1.008e12 B/s, 165.2e12 bf16 FLOP/s (FP32 accumulate). One Llama-3.1-8B decode at 1000 + 200 tokens:

@@ -55,11 +55,11 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
 EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
-EFF_FLOPS = 0.37  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
-#                   rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
+EFF_FLOPS = 0.3  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
+#                  rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
 EFF_FLOPS_GDDR = 0.75  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
 #                       throughput-bench.yaml the load model does not saturate
-FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one: the
+FRONTEND_S = 0.006  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one: the
 #                    fit rows with a mean TTFT at it — 0.8.5 on one H100 PCIe and one RTX 4090, and a Mistral-7B sweep
 #                    on one RTX 4090 of no stated release
 # The three fitted together (benchmarks/throughput.py prefill_stage): a row's mean TTFT is its front end plus its
@@ -72,10 +72,11 @@ ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLin
 # memory: this × log2 TP, a form chosen empirically (the TP 2/4/8 rows at one request a second imply about 27, 27
 # and 19 µs per level, where NCCL's rings would grow with TP − 1; the TP 8 fit row stays about 45 % above it).
 # Fitted on the TP fit rows of such cards at one request a second (throughput-bench.yaml s22-s28, decode-bound)
-ALLREDUCE_LATENCY_HOST_S = 70e-6
+ALLREDUCE_LATENCY_HOST_S = 60e-6
 # Bytes/s an all-reduce moves through host memory on such cards (the ring's 2 (TP − 1) / TP of the tokens' hidden
-# states): fitted on their TP fit rows above one request a second, whose steps carry prompt chunks
-ALLREDUCE_HOST_BYTES_S = 12e9
+# states): fitted on their TP fit rows above one request a second (their steps carry more sequences, and prompt
+# chunks where the prompts are not cached)
+ALLREDUCE_HOST_BYTES_S = 6e9
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
 MAX_UTILIZATION = 0.98  # the prefill budget's utilization is capped here: beyond it the queue grows without bound
@@ -137,6 +138,10 @@ class Workload(NamedTuple):
     # assumption: coefficient of variation 1, not fitted) up to this many tokens (the sampler's cap). None: every
     # request has output_tokens.
     varied_output_max: int | None = None
+    # Prompt tokens whose KV the engine already holds (vLLM's prefix cache: the same prompt served before and still in
+    # the pool): they are not prefilled, only the rest. vLLM caches whole blocks and computes at least a prompt's last
+    # token (V1 KVCacheManager.get_computed_blocks), so at most the prompt's full blocks before its last token.
+    cached_prompt_tokens: int = 0
 
 
 class Performance(NamedTuple):
@@ -526,6 +531,9 @@ class _Load(NamedTuple):
 def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
     """The load model of the module docstring for `b` sequences in flight (one replica)."""
     i = r.inputs
+    # Only a prompt's uncached tokens are prefilled: its length for the KV it holds (avg_context, the slots), these
+    # for the steps that carry it (Workload.cached_prompt_tokens)
+    prompt = max(1, prompt - w.cached_prompt_tokens)
     speed = speed_for(i.vllm_version, r.model.architecture, r.gpu.vendor)
     overhead, frontend = speed.step_overhead_s, speed.frontend_s
     chunk = max(1.0, budget - b)  # prompt tokens a step can carry beside the decodes

@@ -61,9 +61,9 @@ exec vllm serve "$MODEL" \
   --host 0.0.0.0 \
   --port 8000 \
   --max-model-len 8192 \
-  --max-num-seqs 7 \
+  --max-num-seqs 2 \
   --gpu-memory-utilization 0.9 \
-  --shutdown-timeout 32 \
+  --shutdown-timeout 30 \
   --disable-access-log-for-endpoints /health,/metrics \
   --scheduling-policy priority \
   --tensor-parallel-size 8 \
