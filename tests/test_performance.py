@@ -195,8 +195,10 @@ def test_a_prompt_longer_than_the_budget_takes_several_chunks(llama8b, h100):
 def test_the_load_model_by_hand_closed_loop(llama8b, h100):
     """B = 16 closed loop, P = 1000, O = 200: requests arrive at λ = B / request time; a share f of the steps carries
     prompt tokens, so the average step is s = s_dec + f (s_mix − s_dec); a request decodes through the other 15
-    clients' prompts only, TPOT = s_dec + 15/16 f (s_mix − s_dec); the prefill server's load u = f s_mix / s queues a
-    prompt u S / (2 (1 − u)) (M/D/1); P99 TPOT = TPOT + 2.326 √(g (1 − g) / O) (s_mix − s_dec), g = 15/16 f."""
+    clients' prompts only, TPOT = s_dec + 15/16 f (s_mix − s_dec); a step takes every waiting prompt its budget holds
+    (a bulk service), so the load is the share of a full-chunk step's budget the arrivals take, u = λ P s_full / C,
+    and a prompt queues u S / (2 (1 − u)) (M/D/1) before it rides a step with the others that arrived with it, s_mix
+    (at least its own, S); P99 TPOT = TPOT + 2.326 √(g (1 − g) / O) (s_mix − s_dec), g = 15/16 f."""
     r = size(llama8b, h100, SizeInputs(concurrency=16))
     p = performance(r, Workload(16, 1000, 200))
     f = p.prefill_share
@@ -208,10 +210,12 @@ def test_the_load_model_by_hand_closed_loop(llama8b, h100):
     g = 15 / 16 * f
     tpot = s_dec + g * (s_mix - s_dec)
     _close(p.tpot_ms, tpot * 1000, rel=1e-4)
-    u = f * s_mix / s_avg
-    ttft = perf.FRONTEND_S + s_avg / 2 + service + u * service / (2 * (1 - u))
+    chunk = r.activation.tokens - 16  # the token budget beside 16 decodes
+    s_full = step_of(r, 16, chunk, 1100)[0]
+    lam = 16 / (p.ttft_ms / 1000 + 200 * tpot)  # Little's law on the closed loop
+    u = lam * 1000 * s_full / chunk
+    ttft = perf.FRONTEND_S + s_avg / 2 + max(service, s_mix) + u * service / (2 * (1 - u))
     _close(p.ttft_ms, ttft * 1000, rel=1e-4)
-    lam = 16 / (ttft + 200 * tpot)
     _close(f, lam * 1000 / tokens * s_avg, rel=1e-4)  # the share of steps the arrivals' prompts need
     _close(p.tpot_p99_ms, (tpot + 2.326 * math.sqrt(g * (1 - g) / 200) * (s_mix - s_dec)) * 1000, rel=1e-4)
     assert p.ttft_p99_ms > p.ttft_ms and p.tpot_p99_ms > p.tpot_ms  # the tail is above the mean

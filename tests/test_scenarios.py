@@ -42,8 +42,8 @@ EXPECTED = {
     # (the average is never taken from the latency targets or tree defaults, which said 37)
     "fp8_checkpoint_as_bf16": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 2,
                                {"quantized_as_fp16", "utilization_too_high"}),  # §2
-    # §2: 2 M requests a day × the plan's predicted 19.23 s per request (TTFT + 400 × TPOT at its batch) = 445 in
-    # flight on average, not 64: sized on 445, held at the full 4,096-token context (109 per H100 → 5 + 1 spare)
+    # §2: 2 M requests a day × the plan's predicted 19.13 s per request (TTFT + 400 × TPOT at its batch) = 443 in
+    # flight on average, not 64: sized on 443, held at the full 4,096-token context (109 per H100 → 5 + 1 spare)
     "average_not_p99": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 6, {"average_not_p99"}),
 }
 

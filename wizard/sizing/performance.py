@@ -57,9 +57,9 @@ EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR f
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
 EFF_FLOPS = 0.3  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
 #                  rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
-EFF_FLOPS_GDDR = 0.75  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
-#                       throughput-bench.yaml the load model does not saturate
-FRONTEND_S = 0.006  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one: the
+EFF_FLOPS_GDDR = 0.6  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
+#                      throughput-bench.yaml the load model does not saturate
+FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one: the
 #                    fit rows with a mean TTFT at it — 0.8.5 on one H100 PCIe and one RTX 4090, and a Mistral-7B sweep
 #                    on one RTX 4090 of no stated release
 # The three fitted together (benchmarks/throughput.py prefill_stage): a row's mean TTFT is its front end plus its
@@ -76,7 +76,7 @@ ALLREDUCE_LATENCY_HOST_S = 60e-6
 # Bytes/s an all-reduce moves through host memory on such cards (the ring's 2 (TP − 1) / TP of the tokens' hidden
 # states): fitted on their TP fit rows above one request a second (their steps carry more sequences, and prompt
 # chunks where the prompts are not cached)
-ALLREDUCE_HOST_BYTES_S = 6e9
+ALLREDUCE_HOST_BYTES_S = 4e9
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
 MAX_UTILIZATION = 0.98  # the prefill budget's utilization is capped here: beyond it the queue grows without bound
@@ -582,14 +582,15 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         f = min(1.0 / n, lam * prompt / tokens * s_avg)  # share of steps that carry prompt tokens
         s_new = s_dec + f * (s_mix - s_dec)
         s_seen = s_dec + others * f * (s_mix - s_dec)  # the steps one request decodes through: its TPOT
-        if n == 1:
-            u = min(MAX_UTILIZATION, f * s_mix / s_new)  # share of time in prefill steps: the prefill server's load
-        else:
-            # multi-step: a block's one prefill step takes every prompt waiting for it (a bulk service), so prompts
-            # queue only as its chunk fills: the load is the share of a block's chunk its arrivals take
-            u = min(MAX_UTILIZATION, lam * prompt * block / chunk)
+        # A prefill step takes every prompt waiting for it while the token budget holds them (V1's scheduler fills
+        # each step's budget from the waiting queue; under multi-step, a block's one prefill step): a bulk service,
+        # so prompts queue only as the chunk fills — the load is the share of a full-chunk block their arrivals take
+        u = min(MAX_UTILIZATION, lam * prompt * block / chunk)
         wait = u * service / (2 * (1 - u))  # M/D/1
-        ttft = frontend + n * s_new / 2 + service + wait  # a new request waits out half the running step (block)
+        # a new request waits out half the running step (block), then rides a step with the prompts that arrived
+        # with it (at least its own chunks)
+        ride = max(service, s_mix + block_tail) if prompt <= chunk else service
+        ttft = frontend + n * s_new / 2 + ride + wait
         request = ttft + out * s_seen
         # damped: a closed loop's arrivals and its queue settle together (an undamped step can jump between them)
         lam_new = min(lam_max, w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request)
@@ -601,7 +602,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     g = others * f  # share of a request's decode steps that carry others' prompt chunks
     tpot99 = min(s_mix, s_seen + Z99 * math.sqrt(g * (1 - g) / out) * (s_mix - s_dec)) if out > 1 else s_seen
     wait99 = md1_wait_p99(u, service)
-    ttft99 = frontend + s_mix + (n - 1) * s_dec + service + max(wait99, wait)
+    ttft99 = frontend + s_mix + (n - 1) * s_dec + ride + max(wait99, wait)
     if w.rate is None and lam >= lam_max * (1 - 1e-9) and b / lam > request:
         # prefill-bound closed loop: the b clients share lam_max requests/s, so each request takes b / lam_max; the
         # difference over the steps' own time is waiting for the chunk budget, before the first token
