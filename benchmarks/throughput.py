@@ -120,6 +120,7 @@ MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-
 # seed) to a model with the same tokenizer (Qwen3's): tp-011's measured totals, 217,393 prompt and 201,422 output
 # tokens, are their lengths (an assumption the row list states; the outputs can stop at EOS sooner or later).
 SHAREGPT_1000_QWEN3 = (217, 201)
+KV_BLOCK_TOKENS = 16  # vLLM's default --block-size on CUDA: the prefix cache holds whole blocks
 SHAREGPT_MAX_TOTAL = 2048  # vLLM's ShareGPT sampler drops pairs longer than this (is_valid_sequence, max_total_len)
 
 
@@ -271,9 +272,10 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
     # reaches it (a loop over more blocks than the cache holds misses on every one). A cached prompt is prefilled from
     # its last full block on (at least its last token).
     cached = 0
-    runs = int(row.get("num_prompts") or 0) * (-(-prompt // 16) + -(-output // 16)) * 16
-    if row.get("prompts_sent_before") and probe.kv_capacity_tokens >= runs:
-        cached = (prompt - 1) // 16 * 16
+    # a run's tokens at its mean lengths, plus a block per request for the part-filled blocks of varied lengths
+    run = int(row.get("num_prompts") or 0) * (prompt + output + KV_BLOCK_TOKENS)
+    if row.get("prompts_sent_before") and probe.kv_capacity_tokens >= run:
+        cached = (prompt - 1) // KV_BLOCK_TOKENS * KV_BLOCK_TOKENS
     fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
     # Sequences at every stage of their output hold prompt + output / 2 tokens on average; identical requests that
     # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.

@@ -92,19 +92,27 @@ def test_its_argv_is_the_planned_load_with_flags_the_client_has(repo, tmp_path):
 def test_every_run_sends_new_prompts_unless_a_seed_is_given(repo, tmp_path):
     """vllm bench serve draws its random prompts from --seed (default 0): the same prompts every run, whose KV the
     server still holds from the last run (prefix caching is on by default), so a re-run's TTFT would measure almost
-    no prefill. bench/run.sh passes a fresh seed each run, says which on stderr, and SEED=N repeats one on purpose;
-    anything but a whole number is refused before the client starts."""
+    no prefill. bench/run.sh passes a fresh seed each run, says which on stderr and in the result's metadata, and
+    BENCH_SEED=N repeats one on purpose; anything but a whole number numpy accepts as a seed (below 2^32) is refused
+    before the client starts."""
     _, path = repo
-    seeds = [value(run_bench(path, tmp_path / str(i))["argv"], "--seed") for i in range(3)]
+    argvs = [run_bench(path, tmp_path / str(i))["argv"] for i in range(3)]
+    seeds = [value(argv, "--seed") for argv in argvs]
     assert all(s.isdigit() for s in seeds) and len(set(seeds)) == 3  # 2^30 seeds: a repeat is one in a billion
-    assert value(run_bench(path, tmp_path / "pinned", env={"SEED": "1234"})["argv"], "--seed") == "1234"
-    (tmp_path / "refused").mkdir()
-    log = tmp_path / "refused" / "calls.jsonl"
-    env = {**os.environ, "PATH": f"{fake_vllm(tmp_path / 'refused')}:{os.environ['PATH']}", "FAKE_VLLM_LOG": str(log),
-           "SEED": "1; rm -rf /"}
-    r = subprocess.run(["bash", str(path / "bench" / "run.sh")], cwd=path, env=env, capture_output=True, text=True,
-                       timeout=60)
-    assert r.returncode == 2 and "SEED must be a whole number" in r.stderr and not log.exists()
+    assert [value(argv, "--metadata") for argv in argvs] == [f"bench_seed={s}" for s in seeds]
+    pinned = run_bench(path, tmp_path / "pinned", env={"BENCH_SEED": "1234", "SEED": "99"})["argv"]
+    assert value(pinned, "--seed") == "1234"  # a SEED the shell happens to export pins nothing
+    for i, bad in enumerate(("1; rm -rf /", "", "4294967296", "00000000000000000001")):
+        (tmp_path / f"refused{i}").mkdir()
+        log = tmp_path / f"refused{i}" / "calls.jsonl"
+        env = {**os.environ, "PATH": f"{fake_vllm(tmp_path / f'refused{i}')}:{os.environ['PATH']}",
+               "FAKE_VLLM_LOG": str(log), "BENCH_SEED": bad}
+        r = subprocess.run(["bash", str(path / "bench" / "run.sh")], cwd=path, env=env, capture_output=True,
+                           text=True, timeout=60)
+        if bad == "":  # empty is unset: a fresh seed
+            assert r.returncode == 0 and "prompts: seed" in r.stderr, r.stderr
+            continue
+        assert r.returncode == 2 and "BENCH_SEED must be a whole number" in r.stderr and not log.exists(), bad
 
 
 def test_a_peak_request_rate_is_run_open_loop(tmp_path):

@@ -197,8 +197,7 @@ def test_the_load_model_by_hand_closed_loop(llama8b, h100):
     prompt tokens, so the average step is s = s_dec + f (s_mix − s_dec); a request decodes through the other 15
     clients' prompts only, TPOT = s_dec + 15/16 f (s_mix − s_dec); a step takes every waiting prompt its budget holds
     (a bulk service), so the load is the share of a full-chunk step's budget the arrivals take, u = λ P s_full / C,
-    and a prompt queues u S / (2 (1 − u)) (M/D/1) before it rides a step with the others that arrived with it, s_mix
-    (at least its own, S); P99 TPOT = TPOT + 2.326 √(g (1 − g) / O) (s_mix − s_dec), g = 15/16 f."""
+    and a prompt queues u S / (2 (1 − u)) (M/D/1) before its own chunk's step S; P99 TPOT = TPOT + 2.326 √(g (1 − g) / O) (s_mix − s_dec), g = 15/16 f."""
     r = size(llama8b, h100, SizeInputs(concurrency=16))
     p = performance(r, Workload(16, 1000, 200))
     f = p.prefill_share
@@ -214,11 +213,31 @@ def test_the_load_model_by_hand_closed_loop(llama8b, h100):
     s_full = step_of(r, 16, chunk, 1100)[0]
     lam = 16 / (p.ttft_ms / 1000 + 200 * tpot)  # Little's law on the closed loop
     u = lam * 1000 * s_full / chunk
-    ttft = perf.FRONTEND_S + s_avg / 2 + max(service, s_mix) + u * service / (2 * (1 - u))
+    ttft = perf.FRONTEND_S + s_avg / 2 + service + u * service / (2 * (1 - u))
     _close(p.ttft_ms, ttft * 1000, rel=1e-4)
     _close(f, lam * 1000 / tokens * s_avg, rel=1e-4)  # the share of steps the arrivals' prompts need
     _close(p.tpot_p99_ms, (tpot + 2.326 * math.sqrt(g * (1 - g) / 200) * (s_mix - s_dec)) * 1000, rel=1e-4)
     assert p.ttft_p99_ms > p.ttft_ms and p.tpot_p99_ms > p.tpot_ms  # the tail is above the mean
+
+
+def test_prompts_that_arrive_during_a_step_share_the_next_one(llama8b, h100):
+    """B = 40 closed loop, P = 50, O = 20: about three prompts arrive per step, so every step carries them all (f = 1,
+    tokens = λ P s > P). The prefill is a bulk service — a step takes every waiting prompt its budget C holds — so
+    its load is the share of a full-chunk step's budget the arrivals take, u = λ P s_full / C (about 2/3 here: 50-token
+    prompts at some 250 a second), not the share of steps carrying some prompt (1, which read as saturated);
+    TTFT = front end + half the running step + the prompt's own chunk S + u S / (2 (1 − u)); below the prefill
+    ceiling, nothing is saturated."""
+    r = size(llama8b, h100, SizeInputs(concurrency=40))
+    p = performance(r, Workload(40, 50, 20))
+    f, tokens = p.prefill_share, p.prefill_tokens_per_step / p.prefill_share
+    s_mix, service = step_of(r, 40, tokens, 60)[0], step_of(r, 40, 50, 60)[0]
+    lam = 40 / (p.ttft_ms / 1000 + 20 * p.tpot_ms / 1000)  # Little's law on the closed loop
+    assert f == pytest.approx(1.0) and tokens == pytest.approx(lam * 50 * s_mix, rel=1e-4) and tokens > 1.5 * 50
+    chunk = r.activation.tokens - 40
+    u = lam * 50 * step_of(r, 40, chunk, 60)[0] / chunk
+    assert 0.5 < u < 0.8
+    _close(p.ttft_ms, (perf.FRONTEND_S + s_mix / 2 + service + u * service / (2 * (1 - u))) * 1000, rel=1e-4)
+    assert not p.saturated
 
 
 def test_one_client_alone_decodes_through_no_prompt_chunks(llama8b, h100):

@@ -414,15 +414,16 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     assert w.rate is not None
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     b, n = max(1.0, w.concurrency), w.prompts
-    closed = performance(r, Workload(b, prompt, w.output_tokens, clients=w.clients))
+    cached = w.cached_prompt_tokens
+    closed = performance(r, Workload(b, prompt, w.output_tokens, clients=w.clients, cached_prompt_tokens=cached))
     mu = closed.output_tokens_per_s / out  # requests a second
     if w.rate < mu:
         opened = performance(r, Workload(1, prompt, w.output_tokens, rate=w.rate, prompts=n,
-                                         varied_output_max=w.varied_output_max))
+                                         varied_output_max=w.varied_output_max, cached_prompt_tokens=cached))
         if opened.concurrency <= b:
             return opened
-    ceiling = _under_load(r, Workload(b, prompt, w.output_tokens), b, prompt, out, r.activation.tokens,
-                          prompt + out / 2).ceiling
+    ceiling = _under_load(r, Workload(b, prompt, w.output_tokens, cached_prompt_tokens=cached), b, prompt, out,
+                          r.activation.tokens, prompt + out / 2).ceiling
     behind = max(0.0, 1 / ceiling - 1 / w.rate)
     share = 1.0 if w.synchronized else min(1.0, b / n) if n else 0.0
     ttft, ttft99 = closed.ttft_ms / 1000 + share * behind * (b + 1) / 2, closed.ttft_p99_ms / 1000
@@ -584,13 +585,11 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         s_seen = s_dec + others * f * (s_mix - s_dec)  # the steps one request decodes through: its TPOT
         # A prefill step takes every prompt waiting for it while the token budget holds them (V1's scheduler fills
         # each step's budget from the waiting queue; under multi-step, a block's one prefill step): a bulk service,
-        # so prompts queue only as the chunk fills — the load is the share of a full-chunk block their arrivals take
+        # whose load is the share of a full-chunk block's budget the arrivals take, not the share of time spent in
+        # steps that carry some prompt (which reaches 1 as soon as every step carries one)
         u = min(MAX_UTILIZATION, lam * prompt * block / chunk)
-        wait = u * service / (2 * (1 - u))  # M/D/1
-        # a new request waits out half the running step (block), then rides a step with the prompts that arrived
-        # with it (at least its own chunks)
-        ride = max(service, s_mix + block_tail) if prompt <= chunk else service
-        ttft = frontend + n * s_new / 2 + ride + wait
+        wait = u * service / (2 * (1 - u))  # M/D/1 at that load
+        ttft = frontend + n * s_new / 2 + service + wait  # a new request waits out half the running step (block)
         request = ttft + out * s_seen
         # damped: a closed loop's arrivals and its queue settle together (an undamped step can jump between them)
         lam_new = min(lam_max, w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request)
@@ -602,7 +601,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     g = others * f  # share of a request's decode steps that carry others' prompt chunks
     tpot99 = min(s_mix, s_seen + Z99 * math.sqrt(g * (1 - g) / out) * (s_mix - s_dec)) if out > 1 else s_seen
     wait99 = md1_wait_p99(u, service)
-    ttft99 = frontend + s_mix + (n - 1) * s_dec + ride + max(wait99, wait)
+    ttft99 = frontend + s_mix + (n - 1) * s_dec + service + max(wait99, wait)
     if w.rate is None and lam >= lam_max * (1 - 1e-9) and b / lam > request:
         # prefill-bound closed loop: the b clients share lam_max requests/s, so each request takes b / lam_max; the
         # difference over the steps' own time is waiting for the chunk budget, before the first token
@@ -628,6 +627,6 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         # busy meanwhile: the wait is the client's, not the engine's time (throughput leaves it out).
         admit = (w.clients - b) / b * request
         ttft, ttft99 = ttft + admit, ttft99 + admit
-    saturated = f >= 1 or lam >= lam_max * (1 - 1e-9)
+    saturated = lam >= lam_max * (1 - 1e-9)  # at the prefill ceiling (every step carrying a prompt is not)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
                  mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit, ceiling=lam_max)

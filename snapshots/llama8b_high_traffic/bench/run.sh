@@ -12,7 +12,7 @@
 # Every run sends new prompts (a fresh --seed; `vllm bench serve` would otherwise draw the same random prompts, seed
 # 0, every time): vLLM keeps the KV of prompts it has served (prefix caching, on by default), so a second run of the
 # same prompts against the same server prefills almost nothing and its TTFT would not measure the plan's.
-# SEED=N bench/run.sh repeats a run's prompts on purpose.
+# BENCH_SEED=N bench/run.sh repeats a run's prompts on purpose; the seed is saved in the result JSON.
 #
 # Usage: bench/run.sh [BASE_URL]   (the endpoint clients use: the Service, ingress or gateway in front of all the
 # replicas — a `kubectl port-forward` reaches one pod, which would carry the whole peak alone; default
@@ -27,9 +27,16 @@ TOKENIZER=meta-llama/Llama-3.1-8B-Instruct
 # shellcheck disable=SC2016,SC1003
 SERVED_MODEL_NAME=meta-llama/Llama-3.1-8B-Instruct
 export OPENAI_API_KEY="${OPENAI_API_KEY:-${VLLM_API_KEY:-}}"
-SEED="${SEED:-$((RANDOM * 32768 + RANDOM))}"
-case "$SEED" in ''|*[!0-9]*) echo "SEED must be a whole number, got: $SEED" >&2; exit 2 ;; esac
-echo "prompts: seed $SEED (SEED=$SEED bench/run.sh sends the same ones again)" >&2
+BENCH_SEED="${BENCH_SEED:-$((RANDOM * 32768 + RANDOM))}"
+case "$BENCH_SEED" in  # digits, at most ten of them, below 2^32 (numpy's seed range)
+  *[!0-9]*|???????????*) SEED_OK=no ;;
+  *) if (( 10#$BENCH_SEED < 4294967296 )); then SEED_OK=yes; else SEED_OK=no; fi ;;
+esac
+if [ "$SEED_OK" != yes ]; then
+  echo "BENCH_SEED must be a whole number below 4294967296, got: $BENCH_SEED" >&2
+  exit 2
+fi
+echo "prompts: seed $BENCH_SEED (BENCH_SEED=$BENCH_SEED bench/run.sh sends the same ones again)" >&2
 mkdir -p "$(dirname "$RESULT")"
 
 exec vllm bench serve \
@@ -39,7 +46,8 @@ exec vllm bench serve \
   --model "$SERVED_MODEL_NAME" \
   --tokenizer "$TOKENIZER" \
   --dataset-name random \
-  --seed "$SEED" \
+  --seed "$BENCH_SEED" \
+  --metadata "bench_seed=$BENCH_SEED" \
   --random-input-len 1024 \
   --random-output-len 256 \
   --ignore-eos \
