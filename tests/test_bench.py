@@ -47,13 +47,20 @@ def fake_vllm(tmp_path: Path) -> Path:
     return bin_dir
 
 
-def run_bench(repo_path: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+def bench_process(repo_path: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None
+                  ) -> tuple[subprocess.CompletedProcess, Path]:
+    """bench/run.sh run with a fake `vllm` on PATH: the process and the log of the fake's calls."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     log = tmp_path / "calls.jsonl"
     env = {**os.environ, "PATH": f"{fake_vllm(tmp_path)}:{os.environ['PATH']}", "FAKE_VLLM_LOG": str(log),
            "VLLM_API_KEY": "sk-test", **(env or {})}
     r = subprocess.run(["bash", str(repo_path / "bench" / "run.sh"), *args], cwd=repo_path, env=env,
                        capture_output=True, text=True, timeout=60)
+    return r, log
+
+
+def run_bench(repo_path: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    r, log = bench_process(repo_path, tmp_path, *args, env=env)
     assert r.returncode == 0, r.stderr
     return json.loads(log.read_text().splitlines()[-1])
 
@@ -103,12 +110,7 @@ def test_every_run_sends_new_prompts_unless_a_seed_is_given(repo, tmp_path):
     pinned = run_bench(path, tmp_path / "pinned", env={"BENCH_SEED": "1234", "SEED": "99"})["argv"]
     assert value(pinned, "--seed") == "1234"  # a SEED the shell happens to export pins nothing
     for i, bad in enumerate(("1; rm -rf /", "", "4294967296", "00000000000000000001")):
-        (tmp_path / f"refused{i}").mkdir()
-        log = tmp_path / f"refused{i}" / "calls.jsonl"
-        env = {**os.environ, "PATH": f"{fake_vllm(tmp_path / f'refused{i}')}:{os.environ['PATH']}",
-               "FAKE_VLLM_LOG": str(log), "BENCH_SEED": bad}
-        r = subprocess.run(["bash", str(path / "bench" / "run.sh")], cwd=path, env=env, capture_output=True,
-                           text=True, timeout=60)
+        r, log = bench_process(path, tmp_path / f"refused{i}", env={"BENCH_SEED": bad})
         if bad == "":  # empty is unset: a fresh seed
             assert r.returncode == 0 and "prompts: seed" in r.stderr, r.stderr
             continue

@@ -371,9 +371,8 @@ def bench_load(plan: Plan, answers: dict[str, Any]) -> dict[str, Any]:
     of all at once: `vllm bench serve` otherwise sends `concurrency` prompts at t = 0, and with fixed lengths and
     --ignore-eos they finish and start again together, so every wave is that burst — a harsher load than the peak
     the plan sized, whose clients' requests come and go independently."""
-    fit = plan.fit_facts()
-    prompt = int(fit.get("typical_prompt_tokens") or answers.get("prompt_tokens") or 2048)
-    output = int(fit.get("typical_output_tokens") or answers.get("output_tokens") or 512)
+    prompt, output = plan.typical_lengths() or (int(answers.get("prompt_tokens") or 2048),
+                                                 int(answers.get("output_tokens") or 512))
     concurrency = int(answers.get("peak_concurrency") or plan.concurrency_per_replica or 1)
     p = plan.performance
     at_peak = p.at_peak if p is not None else None

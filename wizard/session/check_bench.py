@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -126,18 +126,11 @@ def finite_rate(rate: Any) -> float | None:
     return float(rate)
 
 
-def plan_lengths(plan: Plan) -> tuple[int, int] | None:
-    """The plan's typical prompt and output tokens, None when it has none."""
-    fit = plan.fit_facts()
-    prompt, output = fit.get("typical_prompt_tokens"), fit.get("typical_output_tokens")
-    return (prompt, output) if isinstance(prompt, int) and isinstance(output, int) else None
-
-
 def run_lengths(plan: Plan, data: dict[str, Any]) -> Lengths | None:
     """The lengths to predict the result at: its own mean lengths when it has totals (a benchmark of other requests
     than the plan's typical one is predicted as it ran), else the plan's typical prompt and output; None when
     neither is known."""
-    planned, own = plan_lengths(plan), bench_lengths(data)
+    planned, own = plan.typical_lengths(), bench_lengths(data)
     if own is not None:
         return Lengths(own[0], own[1], "result", varied_outputs(data, planned[1] if planned else None))
     return Lengths(planned[0], planned[1], "plan", False) if planned else None
@@ -223,7 +216,7 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     if lengths is not None and lengths.source == "result":
         check.load += (f", requests of {lengths.prompt_tokens:,} prompt + {lengths.output_tokens:,} output tokens on "
                        "average")
-        pp, po = plan_lengths(plan) or (0, 0)
+        pp, po = plan.typical_lengths() or (0, 0)
         if pp and po and (abs(lengths.prompt_tokens - pp) > OFF * pp or abs(lengths.output_tokens - po) > OFF * po):
             check.notes.append(
                 f"the benchmark's requests averaged {lengths.prompt_tokens:,} prompt + {lengths.output_tokens:,} "
@@ -265,10 +258,8 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
 
 
 def bench_json(c: BenchCheck) -> dict[str, Any]:
-    lengths = None if c.lengths is None else {
-        "prompt_tokens": c.lengths.prompt_tokens, "output_tokens": c.lengths.output_tokens, "source": c.lengths.source,
-        "varied_outputs": c.lengths.varied_outputs}
-    return {"result": c.result_file, "plan": c.plan_file, "load": c.load, "lengths": lengths,
+    return {"result": c.result_file, "plan": c.plan_file, "load": c.load,
+            "lengths": None if c.lengths is None else asdict(c.lengths),
             "metrics": [{"metric": r.metric, "key": r.key, "predicted": r.predicted, "measured": r.measured,
                          "target": r.target, "verdict": r.verdict,
                          "difference": round(r.off, 4) if r.off is not None else None} for r in c.rows],

@@ -226,11 +226,10 @@ def build_plan(session: Session) -> c.Plan:
         plan.concurrency_per_replica = max(chosen.limit.batch, 1)
         plan.memory = size_json(chosen.limit.result)
         plan.checkpoint_bytes = fit.checkpoint_bytes
-        facts = plan.fit_facts()
-        prompt, output = facts.get("typical_prompt_tokens"), facts.get("typical_output_tokens")
+        lengths = plan.typical_lengths()
         at_peak = None
-        if exposure != "none" and isinstance(prompt, int) and isinstance(output, int):  # served: a bench measures it
-            at_peak = at_peak_of(chosen, prompt, output, peak_rate(session))
+        if exposure != "none" and lengths is not None:  # served: a bench measures it
+            at_peak = at_peak_of(chosen, *lengths, peak_rate(session))
         plan.performance = performance_of(chosen, at_peak)
         plan.cost = cost_of(chosen.cost)
         plan.cold_start = c.ColdStart(stages=[c.Stage(name=s.name, seconds=round(s.seconds, 1), basis=s.basis)

@@ -20,8 +20,11 @@ carries prefill chunks (λ × prompt / chunk steps per second); those are longer
     TPOT mean = the average step a request decodes through — it shares steps with the others' prompt chunks only
     (closed loop: the other B − 1 clients' share of the arrivals); TPOT P99 = mean + 2.33 σ of that average over
     its output steps;
-    TTFT mean = front end + half the running step + the prompt's chunks + queueing for the chunk budget (M/D/1);
+    TTFT mean = front end + half the running step + the prompt's chunks + queueing for the chunk budget (M/D/1 at
+    the share of that budget the arrivals take: a step takes every waiting prompt its budget holds);
     TTFT P99 = front end + a whole running step + the chunks + the M/D/1 99th-percentile wait.
+A prompt whose KV the engine already holds (the prefix cache: Workload.cached_prompt_tokens) is prefilled from
+its last cached block on; its KV still counts whole.
 A benchmark's closed loop starts with all B requests at once: that burst waits for B prompts' chunks in turn and
 weighs B / prompts in its mean TTFT (Workload.prompts; the planner's steady state has none). When every request has
 the same lengths (Workload.synchronized: vllm bench serve's random dataset, range ratio 0, --ignore-eos) the B

@@ -365,6 +365,12 @@ class Plan(_Strict):
         value = self.step("fit")
         return value if isinstance(value, dict) else {}
 
+    def typical_lengths(self) -> tuple[int, int] | None:
+        """The typical request the plan was sized for, (prompt, output) tokens; None when it sized no layout."""
+        fit = self.fit_facts()
+        prompt, output = fit.get("typical_prompt_tokens"), fit.get("typical_output_tokens")
+        return (prompt, output) if isinstance(prompt, int) and isinstance(output, int) else None
+
 
 SCHEMAS: dict[str, type] = {"plan": Plan, "size": Size}
 
