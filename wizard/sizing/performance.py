@@ -31,8 +31,12 @@ the same lengths (Workload.synchronized: vllm bench serve's random dataset, rang
 requests also finish together, and every wave is such a burst. V0's multi-step scheduling (--num-scheduler-steps n)
 takes new prompts only at the start of a block of n steps: a new request waits out half a block on average (a whole
 one at P99); with chunked prefill a prompt's chunks are one a block and its first token comes with the block's end;
-the prefill ceiling is a chunk per block. A benchmark of N open-loop prompts reports its output over the whole run,
-which ends with its last request — with varied outputs (ShareGPT), most likely a long one (expected_last_finish).
+the prefill ceiling is a chunk per block. A benchmark of N open-loop prompts (Workload.prompts) never reaches the
+steady state: its queue starts empty, the k-th of prompts sent faster than the prefill ceiling waits k (1 / ceiling −
+1 / rate), a request shares the engine with the run's mean in flight (its ramp and drain, not Little's law), and its
+TPOT and its output over the whole run — which ends with its last request, with varied outputs (ShareGPT) most
+likely a long one — follow the run step by step as it fills and drains (benchmark_run); past the engine's slots it
+runs full and the rest queue (expected_last_finish).
 Poisson arrivals capped at B in flight (--request-rate with --max-concurrency, the starter repo's bench/run.sh) join
 one by one: at a rate the closed loop of B keeps up with, the cap binds and the engine runs that closed loop without
 its opening burst; below it, the open loop.
@@ -41,12 +45,15 @@ Efficiencies are fitted by `python benchmarks/throughput.py --fit` on the rows m
 tests/data/throughput-bench.yaml and tests/data/throughput-dev.yaml, and reported on the rest.
 """
 
+import bisect
 import json
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from wizard.sizing.benchmark_run import fluid_run, run_in_flight, run_wait
 from wizard.sizing.engines import profile_for, release
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.precision import WeightFormat
@@ -310,31 +317,35 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     slots = engine_slots(r, prompt, out)
     # an open loop of N prompts (a benchmark) never has more than N in flight, whatever Little's law asks
     cap = min(slots, float(w.prompts)) if w.rate is not None and w.prompts else slots
-    state = None
+    state, peak, seen = None, 0.0, 1.0
     for _ in range(8):  # closed loop: fixed b; open loop: b from Little's law at the request time just computed
-        state = _under_load(r, w, b, prompt, out, budget, avg_context)
-        if w.rate is None or abs(min(cap, state.b) - b) < 0.01 * b:
+        state = _under_load(r, w, b, prompt, out, budget, avg_context, seen)
+        if w.rate is None:
             break
-        b = max(1.0, min(cap, state.b))
+        want, peak, seen_now = state.b, state.b, 1.0
+        if w.prompts:  # a benchmark of N prompts: its ramp and drain, not the steady state
+            want, peak, seen_now = run_in_flight(w.rate, w.prompts, state.ttft + out * state.tpot)
+        if abs(min(cap, want) - b) < 0.01 * b and abs(seen_now - seen) < 0.01:
+            break
+        b, seen = max(1.0, min(cap, want)), seen_now
     assert state is not None
-    if w.rate is not None and state.b > cap * 1.01 and cap == slots:
+    if w.rate is not None and w.prompts:
+        state = state._replace(b=b)  # the run's mean in flight, not the steady state's
+    if w.rate is not None and peak > slots * 1.01:
         state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context)  # it runs full, the rest queue
-    elif w.rate is not None and w.prompts and state.b > cap * 1.01:
-        # N prompts that the engine holds at once, fewer than Little's law asks at this rate: the run never reaches
-        # its steady state — N arrivals over (N − 1) / rate, then a drain — so over the run prompts arrive at
-        # N / ((N − 1) / rate + T) a second (T: a request's time), at most N in flight
-        lam = w.rate
-        for _ in range(40):
-            state = _under_load(r, w._replace(rate=lam), min(cap, b), prompt, out, budget, avg_context)
-            b = max(1.0, min(cap, state.b))
-            run_rate = w.prompts / ((w.prompts - 1) / w.rate + state.in_engine(out))
-            if abs(run_rate - lam) < 1e-4 * lam:
-                break
-            lam = 0.5 * lam + 0.5 * run_rate  # damped, as the closed loop's arrivals are
-        state = state._replace(b=b)
     in_engine = state.in_engine(out)  # s a request holds one of the b slots
     throughput = state.b * out / in_engine
-    if w.rate is not None and w.prompts:
+    if w.rate is not None and w.prompts and peak <= slots * 1.01:
+        # A benchmark of N prompts the engine holds: its ramp, plateau and drain (benchmark_run), each request's
+        # TPOT at the steps it decodes through; its output over the whole run (vllm bench serve: total output
+        # tokens / duration), which ends with its last request. Prompts beyond the prefill ceiling start at it.
+        # (the prompts' backlog is in the later start of the prompts prefilled at the ceiling)
+        shape = fluid_run(w.prompts, min(w.rate, state.ceiling), state.ttft - state.admit - state.backlog, out,
+                          w.varied_output_max, _decode_steps(r, w.prompts, avg_context), state.prefill_extra)
+        noise = state.tpot99 - state.tpot  # the prompt chunks' spread over a request's steps
+        state = state._replace(tpot=shape.tpot, tpot99=max(shape.tpot_p99, shape.tpot + noise))
+        throughput = w.prompts * out / shape.end
+    elif w.rate is not None and w.prompts:
         # A benchmark of N prompts reports its output over the whole run (vllm bench serve: total output tokens /
         # benchmark duration): the last request starts when it arrives, (N − 1) / rate after the first (sent at
         # once), or — past the engine's slots — when N − 1 requests have been served at b per in-engine time, and
@@ -525,6 +536,8 @@ class _Load(NamedTuple):
     admit: float = 0.0  # s a request waits for a slot before the engine takes it (clients beyond b)
     stalled: float = 0.0  # s a request spends preempted, in its decode (admitted beyond the slots), in tpot
     ceiling: float = math.inf  # requests/s the chunk budget prefills at most (the prefill ceiling)
+    prefill_extra: float = 0.0  # s the prompt chunks add to a step on average (at the arrivals' rate)
+    backlog: float = 0.0  # s a run's prompt waits on average behind those that came faster than the ceiling
 
     def in_engine(self, out: int) -> float:
         """Seconds a request of `out` output tokens holds one of the engine's slots: its TTFT but the wait for a
@@ -532,8 +545,35 @@ class _Load(NamedTuple):
         return self.ttft - self.admit + out * self.tpot - self.stalled
 
 
-def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float) -> _Load:
-    """The load model of the module docstring for `b` sequences in flight (one replica)."""
+def _decode_steps(r: SizeResult, most: int, avg_context: float) -> Callable[[float], float]:
+    """The whole decode step (all PP stages, s) as a function of the sequences decoding, 1 to `most`: the step model
+    at powers of two, linear between (memory and compute are affine in the batch; their max is convex)."""
+    i = r.inputs
+    points = [1.0]
+    while points[-1] < most:
+        points.append(min(float(most), points[-1] * 2))
+
+    def whole(b: float) -> float:
+        micro = b / i.pp
+        hand_off = (i.pp - 1) * micro * pp_hand_off_bytes(r.model.hidden_size) / NETWORK_BYTES_S if i.pp > 1 else 0.0
+        return _stage(r, micro, 0.0, avg_context)[0] * i.pp + hand_off
+
+    values = [whole(b) for b in points]
+
+    def at(b: float) -> float:
+        j = min(max(bisect.bisect_left(points, b), 1), len(points) - 1) if len(points) > 1 else 0
+        if j == 0:
+            return values[0]
+        b1, b2 = points[j - 1], points[j]
+        return values[j - 1] + (values[j] - values[j - 1]) * (b - b1) / (b2 - b1)
+
+    return at
+
+
+def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, budget: int, avg_context: float,
+                seen: float = 1.0) -> _Load:
+    """The load model of the module docstring for `b` sequences in flight (one replica); an open loop's arrivals
+    reach a share `seen` of a request's decode (1: a steady stream; less in a benchmark run's drain)."""
     i = r.inputs
     # Only a prompt's uncached tokens are prefilled: its length for the KV it holds (avg_context, the slots), these
     # for the steps that carry it (Workload.cached_prompt_tokens)
@@ -576,8 +616,15 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     # A request's own decode steps carry the prompts of the others only: in a closed loop each of the b clients
     # sends one request per cycle, so while one decodes the other b − 1 arrive at (b − 1) / b of the rate (one
     # client alone never shares a step); Poisson arrivals do not depend on who is decoding.
-    others = 1.0 if w.rate is not None else (b - 1) / b
+    others = seen if w.rate is not None else (b - 1) / b
     s_avg, f, tokens, s_mix, s_seen = s_dec, 0.0, alone, step(alone), s_dec
+    # a benchmark's N open-loop prompts arrive over (N − 1) / rate: its queue starts empty (benchmark_run.run_wait)
+    window = (w.prompts - 1) / w.rate if w.rate and w.prompts else math.inf
+    run_share = run_wait(min(MAX_UTILIZATION, lam * prompt * block / chunk), service, window) \
+        if window < math.inf else (1.0, 1.0)
+    # ... and when they arrive faster than the prefill ceiling, the k-th waits k (1 / ceiling − 1 / rate) more
+    behind = max(0.0, 1 / lam_max - 1 / w.rate) if window < math.inf and w.rate else 0.0
+    backlog = behind * (w.prompts - 1) / 2 if w.prompts and behind else 0.0
     for _ in range(80):
         # a prefill step carries the prompt tokens that arrived during a step (a block of n steps under multi-step
         # scheduling), at least one prompt's chunk
@@ -591,8 +638,8 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         # whose load is the share of a full-chunk block's budget the arrivals take, not the share of time spent in
         # steps that carry some prompt (which reaches 1 as soon as every step carries one)
         u = min(MAX_UTILIZATION, lam * prompt * block / chunk)
-        wait = u * service / (2 * (1 - u))  # M/D/1 at that load
-        ttft = frontend + n * s_new / 2 + service + wait  # a new request waits out half the running step (block)
+        wait = u * service / (2 * (1 - u)) * run_share[0]  # M/D/1 at that load (the share a run's window reaches)
+        ttft = frontend + n * s_new / 2 + service + wait + backlog  # it waits out half the running step (block)
         request = ttft + out * s_seen
         # damped: a closed loop's arrivals and its queue settle together (an undamped step can jump between them)
         lam_new = min(lam_max, w.rate if w.rate is not None else 0.5 * lam + 0.5 * b / request)
@@ -603,8 +650,10 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     b_out = lam * request if w.rate is not None else b
     g = others * f  # share of a request's decode steps that carry others' prompt chunks
     tpot99 = min(s_mix, s_seen + Z99 * math.sqrt(g * (1 - g) / out) * (s_mix - s_dec)) if out > 1 else s_seen
-    wait99 = md1_wait_p99(u, service)
+    wait99 = md1_wait_p99(u, service) * run_share[1]
     ttft99 = frontend + s_mix + (n - 1) * s_dec + service + max(wait99, wait)
+    if backlog and w.prompts:
+        ttft99 += behind * (math.ceil(0.99 * w.prompts) - 1)
     if w.rate is None and lam >= lam_max * (1 - 1e-9) and b / lam > request:
         # prefill-bound closed loop: the b clients share lam_max requests/s, so each request takes b / lam_max; the
         # difference over the steps' own time is waiting for the chunk budget, before the first token
@@ -632,4 +681,5 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         ttft, ttft99 = ttft + admit, ttft99 + admit
     saturated = lam >= lam_max * (1 - 1e-9)  # at the prefill ceiling (every step carrying a prompt is not)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
-                 mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit, ceiling=lam_max)
+                 mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit, ceiling=lam_max,
+                 prefill_extra=f * (s_mix - s_dec), backlog=backlog)
