@@ -276,7 +276,7 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
     run = int(row.get("num_prompts") or 0) * (prompt + output + KV_BLOCK_TOKENS)
     if row.get("prompts_sent_before") and probe.kv_capacity_tokens >= run:
         cached = (prompt - 1) // KV_BLOCK_TOKENS * KV_BLOCK_TOKENS
-    fixed = str(row.get("len_basis", "")).startswith("fixed") and conc is not None
+    fixed = str(row.get("len_basis", "")).startswith("fixed") and (conc is not None or str(rate) == "inf")
     # Sequences at every stage of their output hold prompt + output / 2 tokens on average; identical requests that
     # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.
     admitted = max(1.0, probe.kv_capacity_tokens / (prompt + (output if fixed else output / 2)))
@@ -292,7 +292,8 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
                          admitted))
         clients = float(conc or row.get("num_prompts") or b)
         w = Workload(b, prompt, output, prompts=int(row.get("num_prompts") or 0) or None,
-                     clients=clients if clients > b else None, synchronized=fixed, cached_prompt_tokens=cached)
+                     clients=clients if clients > b else None, synchronized=fixed, cached_prompt_tokens=cached,
+                     varied_output_max=SHAREGPT_MAX_TOTAL - prompt if sharegpt else None)
     r = size(model, gpu, base._replace(concurrency=max(1, int(b or 1))))
     return performance(r, w), gpu.id
 

@@ -556,6 +556,37 @@ def test_a_run_of_varied_outputs_ends_with_its_longest_request(llama8b, h100):
     assert shares[1] < shares[0]
 
 
+def test_a_closed_loop_of_identical_requests_runs_in_waves(llama8b, h100):
+    """vllm bench serve --max-concurrency 4 with 10 identical requests (fixed lengths, --ignore-eos): they finish
+    together, so the run is two waves of 4 and one of 2 — its output over 2 × T(4) + T(2), each T a wave's own
+    time (its output over its throughput), not 10 / 4 of a wave."""
+    r = size(llama8b, h100, SizeInputs(concurrency=4))
+
+    def run(b: int, n: int) -> float:
+        return performance(r, Workload(b, 1000, 200, prompts=n, synchronized=True)).output_tokens_per_s
+
+    wave4, wave2 = 4 * 200 / run(4, 4), 2 * 200 / run(2, 2)
+    _close(run(4, 10), 10 * 200 / (2 * wave4 + wave2), rel=1e-9)
+    assert wave2 < wave4  # the last wave is smaller, each step shorter
+    assert run(4, 10) < run(4, 4)  # a wave of 2 of 4 clients leaves the engine half idle
+
+
+def test_a_closed_loop_of_varied_outputs_ends_with_a_drain(llama8b, h100):
+    """10 clients, 100 ShareGPT-like requests: a finished request is replaced at once until the last is sent, 90 / 10
+    request times in; then the 10 in flight drain, each with an exponential output left (memoryless) — at least the
+    longest of 10 (m × H(10) tokens) at one sequence's step, at most one request time at the loaded step for each
+    of those tokens."""
+    r = size(llama8b, h100, SizeInputs(concurrency=10))
+    steady = performance(r, Workload(10, 200, 200))
+    run = performance(r, Workload(10, 200, 200, prompts=100, varied_output_max=1848))
+    request = (steady.ttft_ms + 200 * steady.tpot_ms) / 1000
+    end = 100 * 200 / run.output_tokens_per_s
+    longest = 200 * sum(1 / k for k in range(1, 11))
+    alone = step_of(r, 1, 0, 300)[0]
+    assert 9 * request + longest * alone < end < 9 * request + steady.ttft_ms / 1000 + longest * steady.tpot_ms / 1000
+    assert run.output_tokens_per_s < steady.output_tokens_per_s
+
+
 def test_an_open_loop_of_fewer_prompts_than_slots_holds_them_all_and_no_more(llama8b, h100):
     """40 requests a second of 100 + 2,000 tokens ask Little's law for hundreds of sequences (each decodes for
     seconds): a benchmark of N = 10 never reaches that steady state — 10 arrivals over 9 / 40 s, then a drain — so

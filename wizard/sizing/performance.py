@@ -363,6 +363,23 @@ def performance(r: SizeResult, w: Workload) -> Performance:
                                                 state.tpot - state.stalled / out, alone, end, out,
                                                 w.varied_output_max))
         throughput = w.prompts * out / end
+    elif w.rate is None and w.prompts and w.prompts > 1:
+        # A closed-loop benchmark of N prompts through b clients, reported over the whole run too. Identical
+        # requests (synchronized) go in waves: N // b full ones, then one of the N mod b left, shorter. Otherwise a
+        # finished request is replaced at once until the last is sent, (N − b) / b request times in; then the b in
+        # flight drain — with varied outputs each has an exponential output left (memoryless), as b sent at once.
+        b_run = max(1.0, min(b, float(w.prompts)))
+        if w.synchronized:
+            waves, left = divmod(w.prompts, max(1, round(b_run)))
+            end = waves * in_engine
+            if left:
+                tail = performance(r, w._replace(concurrency=float(left), prompts=left, clients=None))
+                end += left * out / tail.output_tokens_per_s
+        else:
+            drain = fluid_run(max(1, round(b_run)), 1e9, state.ttft - state.admit, out, w.varied_output_max,
+                              _decode_steps(r, max(1, round(b_run)), avg_context), 0.0).end
+            end = max(0.0, w.prompts - b_run) / b_run * in_engine + drain
+        throughput = w.prompts * out / end
     return Performance(
         ttft_ms=state.ttft * 1000,
         tpot_ms=state.tpot * 1000,
