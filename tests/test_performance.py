@@ -511,6 +511,28 @@ def test_requests_the_pool_has_prompt_room_for_wait_in_their_decode_not_their_tt
     _close(q.tpot_p99_ms, full.tpot_p99_ms + stalls[59] / 200 * 1000, rel=1e-6)
 
 
+
+def test_varied_outputs_free_slots_from_the_moment_the_engine_is_full(llama8b, h100):
+    """The pool of the test above (36 slots, 40 prompts admitted at once), 60 requests at 200 a second, outputs
+    exponential about 200 tokens: requests end from the moment the engine is full, not a request time after they
+    start, so request k waits (k − 36) (1 / mu − 1 / rate) in all, of which (k − 40) (1 / mu − 1 / rate) for
+    admission (in its TTFT); the rest is in its decode (TPOT)."""
+    base = size(llama8b, h100, SizeInputs(concurrency=1, max_num_seqs=256))
+    util = 0.9 - (base.kv_pool_bytes - 40_320 * L8_KV_PER_TOKEN) / h100.memory_reported_bytes
+    r = size(llama8b, h100, SizeInputs(concurrency=1, max_num_seqs=256, gpu_memory_utilization=util))
+    slots, admitted = perf.engine_slots(r, 1000, 200), perf.admitted_at_once(r, 1000)
+    full = performance(r, Workload(slots, 1000, 200))
+    mu = slots / ((full.ttft_ms + 200 * full.tpot_ms) / 1000)
+    late = 1 / mu - 1 / 200
+    q = performance(r, Workload(1, 1000, 200, rate=200.0, prompts=60, varied_output_max=10**6))
+    assert q.saturated
+    ttft_wait = sum(late * (k - admitted) for k in range(41, 61)) / 60
+    _close(q.ttft_ms, full.ttft_ms + ttft_wait * 1000, rel=1e-6)
+    total = sum(late * (k - slots) for k in range(37, 61)) / 60
+    _close(q.tpot_ms, full.tpot_ms + (total - ttft_wait) / 200 * 1000, rel=1e-6)
+    fixed = performance(r, Workload(1, 1000, 200, rate=200.0, prompts=60))
+    assert q.ttft_ms < fixed.ttft_ms and q.tpot_ms < fixed.tpot_ms
+
 def test_a_benchmark_of_n_open_loop_prompts_reports_its_output_over_the_whole_run(llama8b, h100):
     """vllm bench serve divides the output of N = 20 requests at 2 a second by the run's duration: the arrivals span
     19 / 2 s (the first is sent at once) and the last request ends after it has decoded its 200 tokens — below the

@@ -351,8 +351,9 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         # once), or — past the engine's slots — when N − 1 requests have been served at b per in-engine time, and
         # ends its in-engine time later. Below rate × output when a request takes longer than 1 / rate.
         starts = (w.prompts - 1) / w.rate
-        if state.saturated:
-            starts = max(starts, (w.prompts - 1) * in_engine / state.b)
+        if state.saturated:  # past the slots: the last starts when N − 1 (varied outputs: N − slots) have ended
+            full = slots if w.varied_output_max else 1.0  # requests in before the first can end
+            starts = max(starts, (full - 1) / w.rate + (w.prompts - full) * in_engine / state.b)
         end = starts + in_engine
         if w.varied_output_max and w.prompts > 1:
             # the run lasts until its last request ends, most likely a long one: decoding at the loaded step while
@@ -503,7 +504,9 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
     finished, at about k / mu (the first finish after one request time, slots / mu), and arrived at k / rate, so it
     waits k × (1 / mu − 1 / rate) from k = slots + 1 on — in TTFT when it waits for admission, in TPOT when the pool
     had room for its prompt and it waits preempted (admitted_at_once); means over the N requests, P99s their 99th
-    percentiles. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
+    percentiles. With varied outputs (exponential, memoryless) the requests do not finish a request time after they
+    start but from the moment the engine is full (at slots / rate): request k then waits (k − slots) (1 / mu −
+    1 / rate). Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
     saturated."""
     full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
                        avg_context)
@@ -519,11 +522,15 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
         admitted = max(slots, admitted_at_once(r, prompt))
         k99, rate = math.ceil(0.99 * n), w.rate
 
+        varied = w.varied_output_max is not None
+
         def ttft_wait(k: int) -> float:
-            return max(0.0, (k - admitted + slots) / mu - k / rate) if k > admitted else 0.0
+            if k <= admitted:
+                return 0.0
+            return late * (k - admitted) if varied else max(0.0, (k - admitted + slots) / mu - k / rate)
 
         def total_wait(k: int) -> float:
-            return late * k if k > slots else 0.0
+            return late * (k - slots if varied else k) if k > slots else 0.0
 
         first = sum(ttft_wait(k) for k in range(1, n + 1)) / n
         stalls = sorted(total_wait(k) - ttft_wait(k) for k in range(1, n + 1))  # rises to `admitted`, then falls
