@@ -33,6 +33,17 @@ def test_a_run_of_fixed_lengths_at_a_constant_step():
     assert shape.peak == pytest.approx(10.0, abs=1.0)
 
 
+def test_a_long_run_ends_with_its_last_arrival():
+    # 1,000 prompts at 1/s, 100 tokens each at a 10 ms step: the last, sent at 999 s, ends 0.1 + 100 × 0.01 s later
+    # (the arrivals are followed in groups, the last alone)
+    shape = fluid_run(1000, 1.0, 0.1, 100, None, lambda b: 0.01, 0.0)
+    assert shape.end == pytest.approx(999 + 0.1 + 1.0, rel=1e-6)
+    # a step that grows with the batch (1 ms a sequence): each request, 1 s long and 1 s after the last, decodes
+    # nearly alone — about one in flight (Little's law: 1/s × ~1.1 s), not a group of them counted at once
+    loaded = fluid_run(1000, 1.0, 0.1, 100, None, lambda b: 0.01 + 0.001 * b, 0.0)
+    assert 0.011 < loaded.tpot < 0.0115
+
+
 def test_requests_sent_together_share_every_step():
     # 4 prompts at once (rate 1e9), 10 tokens each, a step of 10 ms per sequence: 40 ms steps, TPOT 40 ms,
     # done at 0.05 + 10 × 0.04 = 0.45 s
@@ -61,9 +72,13 @@ def test_the_last_of_varied_outputs_ends_as_the_longest_exponential():
     assert one.tpot == pytest.approx(0.01, rel=1e-6)
     two = fluid_run(2, 1e9, 0.0, 200, 10**6, lambda b: 0.01, 0.0)
     assert two.end == pytest.approx(3.0, rel=1e-2)
-    # capped at 50 tokens, every request has ended by 50 steps
-    capped = fluid_run(2, 1e9, 0.0, 200, 50, lambda b: 0.01, 0.0)
-    assert capped.end <= 0.5 + 1e-9
+    # capped at 250 tokens, every request has ended by 250 steps; the exponential under the cap is the one whose
+    # capped mean is 200 (m (1 − e^(−250 / m)) = 200: m ≈ 349), so one request alone still ends after 2 s on average
+    capped = fluid_run(2, 1e9, 0.0, 200, 250, lambda b: 0.01, 0.0)
+    assert 2.0 < capped.end <= 2.5 + 1e-9
+    assert fluid_run(1, 1.0, 0.0, 200, 250, lambda b: 0.01, 0.0).end == pytest.approx(2.0, rel=1e-2)
+    # a cap below the mean leaves no room for a tail: every request has the mean length
+    assert fluid_run(2, 1e9, 0.0, 200, 150, lambda b: 0.01, 0.0).end == pytest.approx(2.0, rel=1e-3)
 
 
 def test_a_run_drains_faster_than_its_plateau():

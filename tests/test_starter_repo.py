@@ -85,10 +85,12 @@ def test_answers_yaml_replays_the_same_plan(tmp_path):
 
 
 def test_rationale_explains_the_decision_on_its_own(tmp_path):
-    text = (generate("llama70b_bf16", tmp_path / "r") / "RATIONALE.md").read_text()
+    repo = generate("llama70b_bf16", tmp_path / "r")
+    text = (repo / "RATIONALE.md").read_text()
+    per_replica = json.loads((repo / "plan.json").read_text())["concurrency_per_replica"]
     for part in ("## The answers", "## The path through the tree", "## Memory per GPU", "## Throughput and replicas",
                  "## Cost per month", "## Cold start", "## Warnings", "## Ruled out", "§3", "§5", "§8",
-                 "TP 4", "ceil(peak / 32)"):
+                 "TP 4", f"ceil(peak / {per_replica})"):
         assert part in text, part
 
 

@@ -50,6 +50,13 @@ def usd(x: float | None) -> str:
     return f"${x:,.2f}" if 0 < abs(x) < 1 else f"${x:,.0f}"
 
 
+def sequences(n: int | None) -> str:
+    """A count of sequences in words: "1 sequence", "2 sequences"."""
+    if n is None:
+        return "no set number of sequences"
+    return f"{n:,} sequence" + ("" if n == 1 else "s")
+
+
 def gib(n: float) -> str:
     return f"{n / GIB:,.2f} GiB"
 
@@ -113,7 +120,7 @@ def layout_section(plan: Plan, answers: dict[str, Any]) -> Section | None:
     rows.append(Row("GPUs in total", str(plan.gpus_total), f"{plan.replicas} × {plan.gpus_per_replica}"))
     headline = (f"{plan.gpu} × TP {plan.tp} × PP {plan.pp} = {plan.gpus_per_replica} GPU(s) per replica on "
                 f"{plan.nodes_per_replica} node(s); {plan.replicas} replica(s) = {plan.gpus_total} GPU(s), "
-                f"{plan.concurrency_per_replica} sequences per replica")
+                f"{sequences(plan.concurrency_per_replica)} per replica")
     return Section("layout", "Layout", "§1, §3, §5", headline, tuple(rows))
 
 
@@ -130,7 +137,7 @@ def memory_section(plan: Plan) -> Section | None:
     rows = (
         Row("weights", gib(b.weights), f"{mod.params_total:,} parameters at {i.weight_precision}, split TP "
             f"{m.parallel.tp} × PP {m.parallel.pp} (the heaviest stage)"),
-        Row("KV cache", gib(b.kv_cache), (f"{i.concurrency} sequences × {i.context_tokens:,} tokens" if i.sequence_tokens
+        Row("KV cache", gib(b.kv_cache), (f"{sequences(i.concurrency)} × {i.context_tokens:,} tokens" if i.sequence_tokens
             is None or i.concurrency <= 1 else f"1 sequence × {i.context_tokens:,} tokens (room for a P99-length "
             f"request) + {i.concurrency - 1} × {i.sequence_tokens:,} typical tokens (prompt + half the output"
             + (f"; {whole_blocks(i.sequence_tokens):,} in vLLM's whole {BLOCK_SIZE}-token blocks"
@@ -157,11 +164,11 @@ def throughput_section(plan: Plan) -> Section | None:
         return None
     rows = [
         Row("TTFT", f"{p.ttft_ms:,.0f} ms mean, {p.ttft_p99_ms or p.ttft_ms:,.0f} ms P99",
-            f"front end + the running step + the prompt's chunks + queueing for them, at {p.max_batch} sequences"),
+            f"front end + the running step + the prompt's chunks + queueing for them, at {sequences(p.max_batch)}"),
         Row("TPOT", f"{p.tpot_ms:,.1f} ms mean, {p.tpot_p99_ms or p.tpot_ms:,.1f} ms P99",
             "a decode step (weights and KV read once, overlapped with compute); steps carrying prompt chunks are longer"),
-        Row("output tokens/s", f"{p.tokens_per_s_per_replica:,.0f}", f"per replica at {p.max_batch} sequences"),
-        Row("batch", f"{p.max_batch} sequences", f"limited by {p.limited_by}; the KV cache admits "
+        Row("output tokens/s", f"{p.tokens_per_s_per_replica:,.0f}", f"per replica at {sequences(p.max_batch)}"),
+        Row("batch", sequences(p.max_batch), f"limited by {p.limited_by}; the KV cache admits "
             + (f"{p.kv_batch_typical} at the typical lengths and " if p.kv_batch_typical else "")
             + (f"{p.kv_batch} at the full P99 context" if p.kv_batch is not None else "")),
     ]
@@ -175,7 +182,7 @@ def throughput_section(plan: Plan) -> Section | None:
                         f"{a.tokens_per_s_per_replica:,.0f} output tokens/s per replica",
                         f"{load}, steady state: what bench/run.sh should measure"))
     headline = (f"P99 TTFT {p.ttft_p99_ms or p.ttft_ms:,.0f} ms, P99 TPOT {p.tpot_p99_ms or p.tpot_ms:,.1f} ms at "
-                f"{p.max_batch} sequences (limited by "
+                f"{sequences(p.max_batch)} (limited by "
                 f"{p.limited_by}), {p.tokens_per_s_per_replica:,.0f} output tokens/s per replica (roofline of mixed "
                 "decode/prefill steps, calibrated on published vLLM benchmarks)")
     return Section("throughput", "Throughput and replicas", "§5, §9 Q2–Q3", headline, tuple(rows))

@@ -63,11 +63,11 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
-EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
+EFF_BANDWIDTH_GDDR = 0.7  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
-EFF_FLOPS = 0.3  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
+EFF_FLOPS = 0.265  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
 #                  rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
-EFF_FLOPS_GDDR = 0.6  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
+EFF_FLOPS_GDDR = 0.636  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
 #                      throughput-bench.yaml the load model does not saturate
 FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one: the
 #                    fit rows with a mean TTFT at it — 0.8.5 on one H100 PCIe and one RTX 4090, and a Mistral-7B sweep
@@ -82,11 +82,11 @@ ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLin
 # memory: this × log2 TP, a form chosen empirically (the TP 2/4/8 rows at one request a second imply about 27, 27
 # and 19 µs per level, where NCCL's rings would grow with TP − 1; the TP 8 fit row stays about 45 % above it).
 # Fitted on the TP fit rows of such cards at one request a second (throughput-bench.yaml s22-s28, decode-bound)
-ALLREDUCE_LATENCY_HOST_S = 60e-6
+ALLREDUCE_LATENCY_HOST_S = 50e-6
 # Bytes/s an all-reduce moves through host memory on such cards (the ring's 2 (TP − 1) / TP of the tokens' hidden
 # states): fitted on their TP fit rows above one request a second (their steps carry more sequences, and prompt
 # chunks where the prompts are not cached)
-ALLREDUCE_HOST_BYTES_S = 4e9
+ALLREDUCE_HOST_BYTES_S = 3e9
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
 MAX_UTILIZATION = 0.98  # the prefill budget's utilization is capped here: beyond it the queue grows without bound
@@ -144,9 +144,10 @@ class Workload(NamedTuple):
     # --max-concurrency): the requests beyond wait in the client, outside TTFT (see `capped_load`).
     capped: bool = False
     # A benchmark whose output lengths vary as a conversation dataset's do (ShareGPT): the longest output in the run
-    # sets when it ends (`expected_last_finish`); the lengths are taken as exponential about output_tokens (an
-    # assumption: coefficient of variation 1, not fitted) up to this many tokens (the sampler's cap). None: every
-    # request has output_tokens.
+    # sets when it ends, short ones live in the crowd (benchmark_run.fluid_run; past the engine's slots,
+    # `expected_last_finish`); the lengths are taken as exponential with mean output_tokens (an assumption:
+    # coefficient of variation 1, not fitted) up to this many tokens (the sampler's cap). None: every request has
+    # output_tokens.
     varied_output_max: int | None = None
     # Prompt tokens whose KV the engine already holds (vLLM's prefix cache: the same prompt served before and still in
     # the pool): they are not prefilled, only the rest. vLLM caches whole blocks and computes at least a prompt's last
@@ -314,6 +315,8 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     budget = r.activation.tokens  # max_num_batched_tokens: decodes first, prompt chunks fill the rest
     avg_context = prompt + out / 2
     b = max(1.0, w.concurrency)
+    if w.rate is None and w.prompts:
+        b = min(b, float(w.prompts))  # a closed loop of N prompts has at most N in flight
     slots = engine_slots(r, prompt, out)
     # an open loop of N prompts (a benchmark) never has more than N in flight, whatever Little's law asks
     cap = min(slots, float(w.prompts)) if w.rate is not None and w.prompts else slots
@@ -324,7 +327,9 @@ def performance(r: SizeResult, w: Workload) -> Performance:
             break
         want, peak, seen_now = state.b, state.b, 1.0
         if w.prompts:  # a benchmark of N prompts: its ramp and drain, not the steady state
-            want, peak, seen_now = run_in_flight(w.rate, w.prompts, state.ttft + out * state.tpot)
+            # prompts start at most at the prefill ceiling; one waiting behind those holds no KV yet
+            want, peak, seen_now = run_in_flight(min(w.rate, state.ceiling), w.prompts,
+                                                 state.ttft - state.backlog + out * state.tpot)
         if abs(min(cap, want) - b) < 0.01 * b and abs(seen_now - seen) < 0.01:
             break
         b, seen = max(1.0, min(cap, want)), seen_now
@@ -346,16 +351,17 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         state = state._replace(tpot=shape.tpot, tpot99=max(shape.tpot_p99, shape.tpot + noise))
         throughput = w.prompts * out / shape.end
     elif w.rate is not None and w.prompts:
-        # A benchmark of N prompts reports its output over the whole run (vllm bench serve: total output tokens /
-        # benchmark duration): the last request starts when it arrives, (N − 1) / rate after the first (sent at
-        # once), or — past the engine's slots — when N − 1 requests have been served at b per in-engine time, and
-        # ends its in-engine time later. Below rate × output when a request takes longer than 1 / rate.
+        # A benchmark of N prompts past the engine's slots (the engine runs full, the rest queue: _overloaded),
+        # reported over the whole run (vllm bench serve: total output tokens / duration): the last request starts
+        # when it arrives, (N − 1) / rate after the first, or when the requests before it have left it a slot —
+        # N − 1 of them served at b per in-engine time (with varied outputs, N − slots from the moment the engine is
+        # full) — and ends its in-engine time later, or with the longest output of the run.
         starts = (w.prompts - 1) / w.rate
         if state.saturated:  # past the slots: the last starts when N − 1 (varied outputs: N − slots) have ended
-            full = slots if w.varied_output_max else 1.0  # requests in before the first can end
+            full = slots if w.varied_output_max is not None else 1.0  # requests in before the first can end
             starts = max(starts, (full - 1) / w.rate + (w.prompts - full) * in_engine / state.b)
         end = starts + in_engine
-        if w.varied_output_max and w.prompts > 1:
+        if w.varied_output_max is not None and w.prompts > 1:
             # the run lasts until its last request ends, most likely a long one: decoding at the loaded step while
             # the run is busy (its arrivals and their mean request time), then nearly alone as the batch drains
             alone = performance(r, Workload(1, prompt, out)).tpot_ms / 1000
@@ -364,22 +370,30 @@ def performance(r: SizeResult, w: Workload) -> Performance:
                                                 state.tpot - state.stalled / out, alone, end, out,
                                                 w.varied_output_max))
         throughput = w.prompts * out / end
-    elif w.rate is None and w.prompts and w.prompts > 1:
-        # A closed-loop benchmark of N prompts through b clients, reported over the whole run too. Identical
-        # requests (synchronized) go in waves: N // b full ones, then one of the N mod b left, shorter. Otherwise a
-        # finished request is replaced at once until the last is sent, (N − b) / b request times in; then the b in
-        # flight drain — with varied outputs each has an exponential output left (memoryless), as b sent at once.
-        b_run = max(1.0, min(b, float(w.prompts)))
-        if w.synchronized:
-            waves, left = divmod(w.prompts, max(1, round(b_run)))
+    elif w.rate is None and w.prompts:
+        # A closed-loop benchmark of N prompts through b clients (b ≤ N), reported over the whole run too. N ≤ b
+        # prompts sent at once are an open loop at the prefill ceiling (prefilled one chunk after another, each first
+        # token a prompt's own time later, a full chunk in every step until the last): benchmark_run. Identical
+        # requests (synchronized) go in waves: N // b full ones at the closed loop's request time, then one of the
+        # N mod b left. Otherwise a finished request is replaced at once until the last is sent, (N − b) / b request
+        # times in, and the b in flight drain — with varied outputs each has an exponential output left
+        # (memoryless), as b sent at once.
+        if w.prompts <= b + 1e-9:  # one wave: every prompt at once
+            shape = fluid_run(w.prompts, state.ceiling, state.first_token, out,
+                              None if w.synchronized else w.varied_output_max,
+                              _decode_steps(r, w.prompts, avg_context), state.chunk_extra)
+            state = state._replace(tpot=shape.tpot, tpot99=max(shape.tpot_p99, shape.tpot + state.tpot99 - state.tpot))
+            end = shape.end
+        elif w.synchronized:
+            waves, left = divmod(w.prompts, max(1, round(b)))
             end = waves * in_engine
             if left:
                 tail = performance(r, w._replace(concurrency=float(left), prompts=left, clients=None))
                 end += left * out / tail.output_tokens_per_s
         else:
-            drain = fluid_run(max(1, round(b_run)), 1e9, state.ttft - state.admit, out, w.varied_output_max,
-                              _decode_steps(r, max(1, round(b_run)), avg_context), 0.0).end
-            end = max(0.0, w.prompts - b_run) / b_run * in_engine + drain
+            drain = fluid_run(max(1, round(b)), 1e9, state.ttft - state.admit, out, w.varied_output_max,
+                              _decode_steps(r, max(1, round(b)), avg_context), 0.0).end
+            end = (w.prompts - b) / b * in_engine + drain
         throughput = w.prompts * out / end
     return Performance(
         ttft_ms=state.ttft * 1000,
@@ -505,8 +519,10 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
     waits k × (1 / mu − 1 / rate) from k = slots + 1 on — in TTFT when it waits for admission, in TPOT when the pool
     had room for its prompt and it waits preempted (admitted_at_once); means over the N requests, P99s their 99th
     percentiles. With varied outputs (exponential, memoryless) the requests do not finish a request time after they
-    start but from the moment the engine is full (at slots / rate): request k then waits (k − slots) (1 / mu −
-    1 / rate). Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
+    start but from the moment the engine is full (at slots / rate), one every 1 / mu: request k (arrived at k / rate)
+    starts decoding at slots / rate + (k − slots) / mu, a wait of (k − slots) (1 / mu − 1 / rate), and is admitted
+    at slots / rate + (k − admitted) / mu, a wait of (k − admitted) / mu − (k − slots) / rate when positive (its TTFT
+    share). Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
     saturated."""
     full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
                        avg_context)
@@ -527,13 +543,16 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
         def ttft_wait(k: int) -> float:
             if k <= admitted:
                 return 0.0
-            return late * (k - admitted) if varied else max(0.0, (k - admitted + slots) / mu - k / rate)
+            if varied:
+                return max(0.0, (k - admitted) / mu - (k - slots) / rate)
+            return max(0.0, (k - admitted + slots) / mu - k / rate)
 
         def total_wait(k: int) -> float:
             return late * (k - slots if varied else k) if k > slots else 0.0
 
         first = sum(ttft_wait(k) for k in range(1, n + 1)) / n
-        stalls = sorted(total_wait(k) - ttft_wait(k) for k in range(1, n + 1))  # rises to `admitted`, then falls
+        # each request's stall in its decode: rises to `admitted`, then falls (fixed lengths) or levels (varied)
+        stalls = sorted(total_wait(k) - ttft_wait(k) for k in range(1, n + 1))
         rest = sum(stalls) / n
         tpot, tpot99 = full.tpot + rest / out, full.tpot99 + stalls[k99 - 1] / out
         return full._replace(ttft=full.ttft + first, ttft99=full.ttft99 + ttft_wait(k99), admit=full.admit + first,
@@ -562,6 +581,8 @@ class _Load(NamedTuple):
     ceiling: float = math.inf  # requests/s the chunk budget prefills at most (the prefill ceiling)
     prefill_extra: float = 0.0  # s the prompt chunks add to a step on average (at the arrivals' rate)
     backlog: float = 0.0  # s a run's prompt waits on average behind those that came faster than the ceiling
+    first_token: float = 0.0  # s from a prompt's arrival to its first token when nothing waits (front end, chunks)
+    chunk_extra: float = 0.0  # s a full prompt chunk adds to a step
 
     def in_engine(self, out: int) -> float:
         """Seconds a request of `out` output tokens holds one of the engine's slots: its TTFT but the wait for a
@@ -706,4 +727,5 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     saturated = lam >= lam_max * (1 - 1e-9)  # at the prefill ceiling (every step carrying a prompt is not)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
                  mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit, ceiling=lam_max,
-                 prefill_extra=f * (s_mix - s_dec), backlog=backlog)
+                 prefill_extra=f * (s_mix - s_dec), backlog=backlog, first_token=frontend + service,
+                 chunk_extra=step(chunk) - s_dec)
