@@ -560,6 +560,11 @@ def test_the_expected_end_of_a_run_of_varied_outputs_by_hand():
     50 tokens (a sampler's maximum) ends it by 0.1 + 0.02 × 50 s."""
     _close(perf.expected_last_finish(2, 0.0, 0.1, 0.02, 0.02, 1e9, 200, 10**6, points=4000), 0.1 + 0.02 * 300, rel=1e-3)
     _close(perf.expected_last_finish(2, 0.0, 0.1, 0.02, 0.01, 0.1, 200, 10**6, points=4000), 0.1 + 0.01 * 300, rel=1e-3)
+    # the last arrival's start, i × span / (n − 1) + ttft at i = n − 1, can land a few ulps before span + ttft: a
+    # request that has run 1e-15 s has surely not ended (it raised a math domain error)
+    end = perf.expected_last_finish(200, 7.571178868057497, 0.392282259558116, 0.17944424537645964,
+                                    0.02610492662131519, 45.28786416591922, 208, 1840)
+    assert 7.571178868057497 + 0.392282259558116 < end < 200
     capped = perf.expected_last_finish(2, 0.0, 0.1, 0.02, 0.02, 1e9, 200, 50)
     assert 0.1 + 0.02 * 20 < capped <= 0.1 + 0.02 * 50 + 1e-9
 

@@ -436,7 +436,10 @@ def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alo
                 return 0.0
             if tokens >= cap or tokens > 40 * mean_out:
                 break
-            log_p += math.log1p(-math.exp(-tokens / mean_out))
+            left = math.exp(-tokens / mean_out)
+            if left >= 1.0:  # a few ulps past its start: it has surely not ended
+                return 0.0
+            log_p += math.log1p(-left)
         return math.exp(log_p)
 
     x0 = span + ttft
