@@ -456,11 +456,14 @@ def prefill_stage() -> None:
         dev = [abs(math.log(p / m)) for rid, _, p, m, _ in all_predictions() if rid in HBM_PREFILL_ROWS]
         return sum(rows_score(g, "ttft_mean_ms") for g in groups) + statistics.median(dev)
 
-    hbm, gddr = _grid(("EFF_FLOPS", "EFF_FLOPS_GDDR"),
-                      ((0.2, 0.25, 0.3, 0.37, 0.45, 0.6, 0.75), (0.3, 0.37, 0.45, 0.6, 0.75, 0.9)), scorer)
-    # then finer about that point: the score is a sum of medians, not smooth, and its best can lie between the
-    # coarse points (after the 2026-12-06 run-shape change 0.25 scored 0.231 and 0.3 0.241, where 0.265 scored 0.180)
-    _grid(("EFF_FLOPS", "EFF_FLOPS_GDDR"), tuple(tuple(round(x * f, 3) for f in FINE) for x in (hbm, gddr)), scorer)
+    coarse = ((0.2, 0.25, 0.3, 0.37, 0.45, 0.6, 0.75), (0.3, 0.37, 0.45, 0.6, 0.75, 0.9))
+    best = _grid(("EFF_FLOPS", "EFF_FLOPS_GDDR"), coarse, scorer)
+    # then finer about that point, within the coarse range (and below peak): the score is a sum of medians, not
+    # smooth, and its best can lie between the coarse points (after the 2026-12-06 run-shape change 0.25 scored
+    # 0.231 and 0.3 0.241, where 0.265 scored 0.180); the coarse point first, so that it wins a tie
+    fine = tuple(tuple(dict.fromkeys(min(max(round(x * f, 3), grid[0]), grid[-1], 1.0) for f in FINE))
+                 for x, grid in zip(best, coarse, strict=True))
+    _grid(("EFF_FLOPS", "EFF_FLOPS_GDDR"), fine, scorer)
     fit_frontends()  # at the chosen point
     print(f"  front ends there: FRONTEND_S={perf.FRONTEND_S} "
           + " ".join(f"{e['id']}={e['frontend_s']}" for e in entries))
@@ -474,7 +477,7 @@ GRIDS = {"step_overhead_s": (0.0, 0.01, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05),
          "eff_bandwidth": (0.75, 0.65, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3, 0.25)}
 
 
-FINE = (0.88, 0.94, 1.0, 1.06, 1.12)  # the finer grid about a coarse optimum: ±12 %, half a coarse step each way
+FINE = (1.0, 0.88, 0.94, 1.06, 1.12)  # the finer grid about a coarse optimum: ±6 % and ±12 % (a coarse step is 20–33 %)
 
 
 def _forget() -> None:

@@ -44,6 +44,14 @@ def test_a_long_run_ends_with_its_last_arrival():
     assert 0.011 < loaded.tpot < 0.0115
 
 
+def test_a_run_of_very_short_outputs_over_a_long_span_stays_bounded():
+    # 1,000 prompts 20 s apart of 16 tokens at 5 ms: a step a time would be 4 million steps; the window's time steps
+    # are bounded, and each request still decodes alone (the step plus the prompts' 1 ms while they arrive)
+    shape = fluid_run(1000, 0.05, 0.05, 16, None, lambda b: 0.005 * b, 0.001)
+    assert shape.end == pytest.approx(999 / 0.05 + 0.05 + 16 * 0.005, rel=1e-4)
+    assert shape.tpot == pytest.approx(0.006, rel=0.02)
+
+
 def test_requests_sent_together_share_every_step():
     # 4 prompts at once (rate 1e9), 10 tokens each, a step of 10 ms per sequence: 40 ms steps, TPOT 40 ms,
     # done at 0.05 + 10 × 0.04 = 0.45 s
@@ -73,10 +81,12 @@ def test_the_last_of_varied_outputs_ends_as_the_longest_exponential():
     two = fluid_run(2, 1e9, 0.0, 200, 10**6, lambda b: 0.01, 0.0)
     assert two.end == pytest.approx(3.0, rel=1e-2)
     # capped at 250 tokens, every request has ended by 250 steps; the exponential under the cap is the one whose
-    # capped mean is 200 (m (1 − e^(−250 / m)) = 200: m ≈ 349), so one request alone still ends after 2 s on average
+    # capped mean is 200 (m (1 − e^(−250 / m)) = 200: m ≈ 538.5), so one request alone still ends after 2 s on average
     capped = fluid_run(2, 1e9, 0.0, 200, 250, lambda b: 0.01, 0.0)
     assert 2.0 < capped.end <= 2.5 + 1e-9
     assert fluid_run(1, 1.0, 0.0, 200, 250, lambda b: 0.01, 0.0).end == pytest.approx(2.0, rel=1e-2)
+    # a cap just above the mean (201 tokens: m ≈ 20,000, nearly uniform below the cap) still keeps the mean
+    assert fluid_run(1, 1.0, 0.0, 200, 201, lambda b: 0.01, 0.0).end == pytest.approx(2.0, rel=1e-3)
     # a cap below the mean leaves no room for a tail: every request has the mean length
     assert fluid_run(2, 1e9, 0.0, 200, 150, lambda b: 0.01, 0.0).end == pytest.approx(2.0, rel=1e-3)
 

@@ -266,11 +266,13 @@ def test_clients_beyond_what_the_engine_admits_wait_for_a_slot(llama8b, h100):
 
 def test_waves_beyond_the_slots_wait_for_a_whole_wave(llama8b, h100):
     """Identical requests in waves of 16, 64 clients: a slot frees when a wave is done — its burst TTFT and its 200
-    decode steps — so the other 48 wait (64 − 16) / 16 such waves, on top of the wave's own TTFT."""
+    decode steps at the closed loop's TPOT — so the other 48 wait (64 − 16) / 16 such waves, on top of the wave's
+    own TTFT."""
     r = size(llama8b, h100, SizeInputs(concurrency=16))
     wave = performance(r, Workload(16, 1000, 200, prompts=100, synchronized=True))
     queued = performance(r, Workload(16, 1000, 200, prompts=100, synchronized=True, clients=64))
-    cycle = (wave.ttft_ms + 200 * wave.tpot_ms) / 1000
+    steady = performance(r, Workload(16, 1000, 200, synchronized=True))  # the loop's decode, without the run's ends
+    cycle = (wave.ttft_ms + 200 * steady.tpot_ms) / 1000
     _close(queued.ttft_ms - wave.ttft_ms, (64 - 16) / 16 * cycle * 1000, rel=1e-6)
     _close(queued.output_tokens_per_s, wave.output_tokens_per_s, rel=1e-9)
 
@@ -584,18 +586,23 @@ def test_a_run_of_varied_outputs_ends_with_its_longest_request(llama8b, h100):
 
 
 def test_a_closed_loop_of_identical_requests_runs_in_waves(llama8b, h100):
-    """vllm bench serve --max-concurrency 4 with 10 identical requests (fixed lengths, --ignore-eos): they finish
-    together, so the run is two waves of 4 at the closed loop's request time (TTFT + 200 TPOT, as reported) and one
-    of 2 — that last wave a run of its own, its output over its own time — not 10 / 4 request times."""
+    """vllm bench serve --max-concurrency 4 with 10 identical requests (fixed lengths, --ignore-eos): the first 4
+    go at once (the same run as 4 prompts alone), then each later wave of 4 holds the slots a closed-loop request
+    time, and the last 2 are a run of their own. The run grows with N from the first wave on: 4 < 5 < 8 < 10 prompts
+    take longer and longer, and 8 take the first wave's time plus one request time."""
     r = size(llama8b, h100, SizeInputs(concurrency=4))
 
-    def run(b: int, n: int):
-        return performance(r, Workload(b, 1000, 200, prompts=n, synchronized=True))
+    def end(n: int, b: int = 4, synchronized: bool = True) -> float:
+        p = performance(r, Workload(b, 1000, 200, prompts=n, synchronized=synchronized))
+        return n * 200 / p.output_tokens_per_s
 
-    ten, two = run(4, 10), run(2, 2)
-    request = (ten.ttft_ms + 200 * ten.tpot_ms) / 1000
-    _close(10 * 200 / ten.output_tokens_per_s, 2 * request + 2 * 200 / two.output_tokens_per_s, rel=1e-9)
-    assert ten.output_tokens_per_s < 4 * 200 / request  # the wave of 2 leaves the engine half idle
+    ends = [end(n) for n in (4, 5, 8, 10)]
+    assert ends == sorted(ends) and len(set(ends)) == 4
+    steady = performance(r, Workload(4, 1000, 200, prompts=8, synchronized=True))
+    assert ends[2] > ends[0] + 0.5 * (steady.ttft_ms + 200 * steady.tpot_ms) / 1000
+    _close(ends[3], ends[2] + end(2, 2), rel=1e-9)
+    for synchronized in (True, False):  # one more prompt never shortens the run
+        assert end(5, synchronized=synchronized) > end(4, synchronized=synchronized)
 
 
 def test_prompts_sent_at_once_are_one_run_whichever_loop_sends_them(llama8b, h100):
@@ -612,8 +619,7 @@ def test_prompts_sent_at_once_are_one_run_whichever_loop_sends_them(llama8b, h10
     _close(identical.output_tokens_per_s, closed.output_tokens_per_s, rel=1e-9)  # one wave: nothing to resend
     one = performance(r, Workload(8, 1000, 200, prompts=1))  # 8 clients, one prompt: one sequence
     _close(one.tpot_ms, step_of(r, 1, 0, 1100)[0] * 1000, rel=1e-3)
-    _close(200 / one.output_tokens_per_s, (one.ttft_ms - 0.5 * step_of(r, 1, 0, 1100)[0] * 1000) / 1000
-           + 200 * one.tpot_ms / 1000, rel=0.01)
+    _close(200 / one.output_tokens_per_s, (one.ttft_ms + 200 * one.tpot_ms) / 1000, rel=1e-3)
 
 
 def test_a_closed_loop_of_varied_outputs_ends_with_a_drain(llama8b, h100):

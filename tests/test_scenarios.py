@@ -28,7 +28,7 @@ EXPECTED = {
     "offline_research": ("single_node_multi_gpu", "none", "h100-sxm-80gb", 4, 1, 1, set()),
     "data_residency": ("single_gpu", "gateway", "l40s-48gb", 1, 1, 2, set()),  # §12 managed excluded at 40/day
     # §12, §3 TP in, PP across; the 2,000-token prompt over 8 + 8 GPUs in turn meets the 2 s P99 TTFT only at 1
-    # sequence per replica (1,980 ms; 2 would take it past 2 s), so the peak of 8 needs 8 replicas + 1 spare, and
+    # sequence per replica (1,988 ms; 2 would take it past 2 s), so the peak of 8 needs 8 replicas + 1 spare, and
     # the plan says one sequence a replica is costly
     "very_large_model": ("multi_node", "kubernetes", "h100-sxm-80gb", 8, 2, 9, {"one_sequence_per_replica"}),
     "very_low_traffic": ("managed_api", "managed_api", None, 0, 0, 0, set()),  # §12 tens a day
@@ -44,8 +44,8 @@ EXPECTED = {
     # (the average is never taken from the latency targets or tree defaults, which said 37)
     "fp8_checkpoint_as_bf16": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 2,
                                {"quantized_as_fp16", "utilization_too_high"}),  # §2
-    # §2: 2 M requests a day × the plan's predicted 18.95 s per request (TTFT + 400 × TPOT at its batch) = 439 in
-    # flight on average, not 64: sized on 439, held at the full 4,096-token context (109 per H100 → 5 + 1 spare)
+    # §2: 2 M requests a day × the plan's predicted 18.93 s per request (TTFT + 400 × TPOT at its batch) = 438 in
+    # flight on average, not 64: sized on 438, held at the full 4,096-token context (109 per H100 → 5 + 1 spare)
     "average_not_p99": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 6, {"average_not_p99"}),
 }
 

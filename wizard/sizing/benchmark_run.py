@@ -23,6 +23,7 @@ COHORTS = 200  # arrivals are followed in at most this many groups (each startin
 LENGTH_POINTS = 16  # output lengths a varied request is averaged over: quantiles (j + ½) / 16 of its distribution
 ITERATIONS = 400  # about this many time steps cover the arrival window, and as many the drain
 END_INTERVALS = 100  # the expected end of the last request is integrated over about this many intervals
+MAX_WINDOW_STEPS = 20_000  # at most this many time steps while prompts arrive
 
 
 class RunShape(NamedTuple):
@@ -65,9 +66,16 @@ def fluid_run(prompts: int, rate: float, ttft: float, output: float, cap: float 
     if cap is not None and cap < output + 1:  # no room for a tail: every request has its mean length
         cap = None
     mean = output
-    if cap is not None:  # the exponential whose capped mean is `output`: m (1 − e^(−cap / m)) = output
-        for _ in range(60):
-            mean = output / -math.expm1(-cap / mean)
+    if cap is not None:  # the exponential whose capped mean is `output`: m (1 − e^(−cap / m)) = output, by bisection
+        lo, hi = output, output  # the capped mean rises with m, to cap / 2 at m = cap / 2 and towards cap after
+        while hi * -math.expm1(-cap / hi) < output:
+            hi *= 2
+        for _ in range(200):
+            mean = (lo + hi) / 2
+            lo, hi = (mean, hi) if mean * -math.expm1(-cap / mean) < output else (lo, mean)
+            if hi - lo < 1e-9 * hi:
+                break
+        mean = (lo + hi) / 2
     n = prompts
     # the first N − 1 in groups, the last alone (it sets when the run ends); a group's members arrive at i / rate
     # for i in its range and it starts decoding at their mean arrival + ttft
@@ -89,6 +97,7 @@ def fluid_run(prompts: int, rate: float, ttft: float, output: float, cap: float 
 
     window = starts[-1]  # prompts arrive (and bring prefill chunks) until the last one's first token
     dt_window = max(window / ITERATIONS, 1e-6)
+    least_dt = window / MAX_WINDOW_STEPS  # however short the outputs: a bound on the work of a long run
     drain_steps = max(1.0, horizon / ITERATIONS)  # steps per time step once every prompt has arrived
     window_steps = max(1.0, min(horizon, mean) / 20)
     t, k = 0.0, 0.0  # seconds since the first arrival; steps since then (tokens of a request decoding throughout)
@@ -124,7 +133,7 @@ def fluid_run(prompts: int, rate: float, ttft: float, output: float, cap: float 
         step = decode_step(max(1.0, decoding)) + (prefill_extra if t < window else 0.0)
         # a time step spans at most a 20th of a request's output while prompts arrive (so that requests which do
         # not overlap are not counted together), a 400th of the horizon after
-        dt = min(dt_window, step * window_steps) if t < window else step * drain_steps
+        dt = max(least_dt, min(dt_window, step * window_steps)) if t < window else step * drain_steps
         while len(begun) < groups and starts[len(begun)] <= t + dt:  # a group's mean start within this step
             begun.append(k + max(0.0, starts[len(begun)] - t) / step)
         t, k = t + dt, k + dt / step

@@ -28,7 +28,9 @@ its last cached block on; its KV still counts whole.
 A benchmark's closed loop starts with all B requests at once: that burst waits for B prompts' chunks in turn and
 weighs B / prompts in its mean TTFT (Workload.prompts; the planner's steady state has none). When every request has
 the same lengths (Workload.synchronized: vllm bench serve's random dataset, range ratio 0, --ignore-eos) the B
-requests also finish together, and every wave is such a burst. V0's multi-step scheduling (--num-scheduler-steps n)
+requests also finish together, and every wave is such a burst. Its output over the whole run: the first B prompts
+are one run sent at once (benchmark_run), each later request holds a slot the closed loop's request time, and
+identical requests end in a last, smaller wave. V0's multi-step scheduling (--num-scheduler-steps n)
 takes new prompts only at the start of a block of n steps: a new request waits out half a block on average (a whole
 one at P99); with chunked prefill a prompt's chunks are one a block and its first token comes with the block's end;
 the prefill ceiling is a chunk per block. A benchmark of N open-loop prompts (Workload.prompts) never reaches the
@@ -65,7 +67,7 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
 EFF_BANDWIDTH_GDDR = 0.7  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
-EFF_FLOPS = 0.265  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
+EFF_FLOPS = 0.264  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
 #                  rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
 EFF_FLOPS_GDDR = 0.636  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
 #                      throughput-bench.yaml the load model does not saturate
@@ -371,29 +373,27 @@ def performance(r: SizeResult, w: Workload) -> Performance:
                                                 w.varied_output_max))
         throughput = w.prompts * out / end
     elif w.rate is None and w.prompts:
-        # A closed-loop benchmark of N prompts through b clients (b ≤ N), reported over the whole run too. N ≤ b
-        # prompts sent at once are an open loop at the prefill ceiling (prefilled one chunk after another, each first
-        # token a prompt's own time later, a full chunk in every step until the last): benchmark_run. Identical
-        # requests (synchronized) go in waves: N // b full ones at the closed loop's request time, then one of the
-        # N mod b left. Otherwise a finished request is replaced at once until the last is sent, (N − b) / b request
-        # times in, and the b in flight drain — with varied outputs each has an exponential output left
-        # (memoryless), as b sent at once.
-        if w.prompts <= b + 1e-9:  # one wave: every prompt at once
-            shape = fluid_run(w.prompts, state.ceiling, state.first_token, out,
-                              None if w.synchronized else w.varied_output_max,
-                              _decode_steps(r, w.prompts, avg_context), state.chunk_extra)
-            state = state._replace(tpot=shape.tpot, tpot99=max(shape.tpot_p99, shape.tpot + state.tpot99 - state.tpot))
-            end = shape.end
-        elif w.synchronized:
-            waves, left = divmod(w.prompts, max(1, round(b)))
-            end = waves * in_engine
+        # A closed-loop benchmark of N prompts through b clients (b ≤ N), reported over the whole run too. Its
+        # first min(N, b) prompts go at once: an open loop at the prefill ceiling (prefilled one chunk after another,
+        # each first token a prompt's own time later, a chunk in every step — every block's first under multi-step —
+        # until the last): benchmark_run. Each later request takes a slot as one ends and holds it the closed loop's
+        # request time: N − b more at b per request time; identical requests (synchronized) end in a last wave of the
+        # N mod b left, a run of its own. The run so grows with N from its first wave on.
+        first = min(w.prompts, max(1, round(b)))
+        steps_per_block = max(1, r.inputs.scheduler_steps)
+        shape = fluid_run(first, state.ceiling, state.first_token, out,
+                          None if w.synchronized else w.varied_output_max,
+                          _decode_steps(r, first, avg_context), state.chunk_extra / steps_per_block)
+        later = w.prompts - first
+        end = shape.end + later / b * in_engine
+        if w.synchronized and later:
+            waves, left = divmod(later, first)
+            end = shape.end + waves * in_engine
             if left:
                 tail = performance(r, w._replace(concurrency=float(left), prompts=left, clients=None))
                 end += left * out / tail.output_tokens_per_s
-        else:
-            drain = fluid_run(max(1, round(b)), 1e9, state.ttft - state.admit, out, w.varied_output_max,
-                              _decode_steps(r, max(1, round(b)), avg_context), 0.0).end
-            end = (w.prompts - b) / b * in_engine + drain
+        tpot = (first * shape.tpot + later * state.tpot) / w.prompts  # the first wave's, the later requests' own
+        state = state._replace(tpot=tpot, tpot99=max(shape.tpot_p99, tpot + state.tpot99 - state.tpot))
         throughput = w.prompts * out / end
     return Performance(
         ttft_ms=state.ttft * 1000,
@@ -725,7 +725,9 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         # slot — Little's law on the waiting room: (clients − b) / (b / request time); after the burst's own wait,
         # which it comes on top of (a wave waits for a slot, then for its prompts' chunks). The engine's b slots stay
         # busy meanwhile: the wait is the client's, not the engine's time (throughput leaves it out).
-        admit = (w.clients - b) / b * request
+        # a benchmark of N prompts has at most N clients waiting
+        clients = min(w.clients, float(w.prompts)) if w.prompts else w.clients
+        admit = max(0.0, clients - b) / b * request
         ttft, ttft99 = ttft + admit, ttft99 + admit
     saturated = lam >= lam_max * (1 - 1e-9)  # at the prefill ceiling (every step carrying a prompt is not)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
