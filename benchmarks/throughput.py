@@ -280,10 +280,10 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
     # Sequences at every stage of their output hold prompt + output / 2 tokens on average; identical requests that
     # start together (fixed lengths, a closed loop) grow together, so the cache must hold each at its full length.
     admitted = max(1.0, probe.kv_capacity_tokens / (prompt + (output if fixed else output / 2)))
+    # ShareGPT's outputs vary (conversation replies): the longest sets the run's end. vLLM's sampler keeps pairs of at
+    # most 2048 tokens (vllm/benchmarks/datasets.py is_valid_sequence, max_total_len=2048)
+    varied = SHAREGPT_MAX_TOTAL - prompt if sharegpt else None
     if isinstance(rate, (int, float)) and rate != float("inf") and not conc:
-        # ShareGPT's outputs vary (conversation replies): the longest sets the run's end. vLLM's sampler keeps pairs
-        # of at most 2048 tokens (vllm/benchmarks/datasets.py is_valid_sequence, max_total_len=2048)
-        varied = SHAREGPT_MAX_TOTAL - prompt if sharegpt else None
         w = Workload(1, prompt, output, rate=float(rate), prompts=int(row.get("num_prompts") or 0) or None,
                      varied_output_max=varied, cached_prompt_tokens=cached)
         b = None
@@ -293,7 +293,7 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
         clients = float(conc or row.get("num_prompts") or b)
         w = Workload(b, prompt, output, prompts=int(row.get("num_prompts") or 0) or None,
                      clients=clients if clients > b else None, synchronized=fixed, cached_prompt_tokens=cached,
-                     varied_output_max=SHAREGPT_MAX_TOTAL - prompt if sharegpt else None)
+                     varied_output_max=varied)
     r = size(model, gpu, base._replace(concurrency=max(1, int(b or 1))))
     return performance(r, w), gpu.id
 

@@ -13,6 +13,7 @@ time over its output), their mean and 99th percentile over the run, and the expe
 """
 
 import bisect
+import itertools
 import math
 from collections import deque
 from collections.abc import Callable
@@ -81,7 +82,7 @@ def fluid_run(prompts: int, rate: float, ttft: float, output: float, cap: float 
     # for i in its range and it starts decoding at their mean arrival + ttft
     groups = min(n, COHORTS)
     size = [((n - 1) * (c + 1) // (groups - 1)) - ((n - 1) * c // (groups - 1)) for c in range(groups - 1)] + [1]
-    first = [sum(size[:c]) for c in range(groups)]
+    first = list(itertools.accumulate(size, initial=0))
     starts = [(first[c] + (size[c] - 1) / 2) / rate + ttft for c in range(groups)]
     varied = cap is not None
     # tokens a request may still be decoding after: all of them (fixed lengths), else where even the longest of the

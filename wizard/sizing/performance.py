@@ -385,13 +385,14 @@ def performance(r: SizeResult, w: Workload) -> Performance:
                           None if w.synchronized else w.varied_output_max,
                           _decode_steps(r, first, avg_context), state.chunk_extra / steps_per_block)
         later = w.prompts - first
-        end = shape.end + later / b * in_engine
         if w.synchronized and later:
             waves, left = divmod(later, first)
             end = shape.end + waves * in_engine
             if left:
                 tail = performance(r, w._replace(concurrency=float(left), prompts=left, clients=None))
                 end += left * out / tail.output_tokens_per_s
+        else:
+            end = shape.end + later / b * in_engine
         tpot = (first * shape.tpot + later * state.tpot) / w.prompts  # the first wave's, the later requests' own
         state = state._replace(tpot=tpot, tpot99=max(shape.tpot_p99, tpot + state.tpot99 - state.tpot))
         throughput = w.prompts * out / end
