@@ -75,21 +75,21 @@ def read_result(path: Path) -> dict[str, Any]:
 
     try:
         if path.is_dir():
-            raise InputError("RESULT", str(path), "is a folder; expected the JSON file `vllm bench serve --save-result` writes")
+            raise InputError("RESULT", str(path), "a folder: expected the JSON file `vllm bench serve --save-result` writes")
         raw = read_capped(path, MAX_RESULT_BYTES)
     except TooBig:
-        raise InputError("RESULT", str(path), f"is larger than {MAX_RESULT_BYTES // 2**20} MiB") from None
+        raise InputError("RESULT", str(path), f"larger than {MAX_RESULT_BYTES // 2**20} MiB: a benchmark result is a few KiB") from None
     except OSError as e:
-        raise InputError("RESULT", str(path), f"could not be read ({e.strerror or type(e).__name__})") from None
+        raise InputError("RESULT", str(path), f"unreadable ({e.strerror or type(e).__name__}): expected a readable JSON file") from None
     except ValueError:
         raise InputError("RESULT", repr(str(path)), "expected a file path") from None
     expected = "expected the JSON object `vllm bench serve --save-result` writes (mean_ttft_ms, p99_tpot_ms, ...)"
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise InputError("RESULT", str(path), f"is not JSON; {expected}") from None
+        raise InputError("RESULT", str(path), f"not JSON: {expected}") from None
     if not isinstance(data, dict) or not any(isinstance(data.get(k), (int, float)) for k in ("mean_ttft_ms", "mean_tpot_ms")):
-        raise InputError("RESULT", str(path), f"is no benchmark result; {expected}")
+        raise InputError("RESULT", str(path), f"not a benchmark result: {expected}")
     return data
 
 
