@@ -346,6 +346,16 @@ def class_fit_rows(gddr: bool) -> list[dict]:
             and (run := run_row(row)) is not None and not run[0].saturated]
 
 
+def rocm_fit_rows() -> list[dict]:
+    """The fit rows of AMD HBM cards (the ROCm bandwidth class) that no data/vllm-speed.json entry covers but for its
+    front end, unsaturated: their decode steps read at the class's bandwidth share."""
+    return [row for row in bench_rows()
+            if row.get("fit") and not assumed_lengths(row) and (gpu_id := row_gpu_id(row)) is not None
+            and perf.bandwidth_class(find_gpu(gpu_id)) == "rocm"
+            and ((entry := speed_entry(row)) is None or frontend_only(entry))
+            and (run := run_row(row)) is not None and not run[0].saturated]
+
+
 def host_fit_rows(loaded: bool) -> list[dict]:
     """The fit rows of TP on cards without peer-to-peer: at one request a second (decode-bound: one sequence's step
     is its weights and its all-reduces' latency), or (`loaded`) above it and unsaturated (steps carry prompt chunks,
@@ -401,17 +411,21 @@ def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer,
 def fit() -> None:
     """Stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound rows
     of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per step); the
-    GDDR bandwidth on the GDDR rows of throughput-bench.yaml marked fit: true (one card each, unsaturated); the
-    prompt-carrying steps and the front end together (prefill_stage); the host all-reduce of cards without
+    GDDR bandwidth on the GDDR rows of throughput-bench.yaml marked fit: true (one card each, unsaturated), the AMD
+    HBM (ROCm) bandwidth on that class's fit rows no entry covers (rocm_fit_rows); the prompt-carrying steps and the front end together (prefill_stage); the host all-reduce of cards without
     peer-to-peer on their TP fit rows (its latency at one request a second, its bytes/s above it); then the other
     constants of each entry of data/vllm-speed.json on its own rows."""
     _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
     # Each constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS efficiency
-    # and the front end on mean TTFT; then the host all-reduce on its TP rows, which decode at the GDDR bandwidth;
+    # and the front end on mean TTFT (the ROCm bandwidth from the HBM default down, the first on a tie, as an entry's);
+    # then the host all-reduce on its TP rows, which decode at the GDDR bandwidth;
     # twice round, as each shifts the others' rows. Each stage fixes its rows at its start.
     for _ in range(2):
         rows = class_fit_rows(gddr=True)
         _grid(("EFF_BANDWIDTH_GDDR",), ((0.6, 0.7, 0.8, 0.9),), lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
+        rows = rocm_fit_rows()
+        _grid(("EFF_BANDWIDTH_ROCM",), (GRIDS["eff_bandwidth"],),
+              lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
         prefill_stage()
         rows = host_fit_rows(loaded=False)
         _grid(("ALLREDUCE_LATENCY_HOST_S",), ((10e-6, 20e-6, 30e-6, 40e-6, 50e-6, 60e-6, 70e-6, 80e-6, 100e-6),),
@@ -560,6 +574,7 @@ def main() -> None:
     if parser.parse_args().fit:
         fit()
     print(f"constants: EFF_BANDWIDTH={perf.EFF_BANDWIDTH} EFF_BANDWIDTH_GDDR={perf.EFF_BANDWIDTH_GDDR} "
+          f"EFF_BANDWIDTH_ROCM={perf.EFF_BANDWIDTH_ROCM} "
           f"EFF_FLOPS={perf.EFF_FLOPS} EFF_FLOPS_GDDR={perf.EFF_FLOPS_GDDR} FRONTEND_S={perf.FRONTEND_S} "
           f"STEP_OVERHEAD_S={perf.STEP_OVERHEAD_S} ALLREDUCE_LATENCY_HOST_S={perf.ALLREDUCE_LATENCY_HOST_S} "
           f"ALLREDUCE_HOST_BYTES_S={perf.ALLREDUCE_HOST_BYTES_S:.3g}")

@@ -409,23 +409,27 @@ def test_a_gddr_card_runs_at_its_card_class_efficiencies(llama8b):
     assert perf.flops_efficiency(find_gpu("h100-sxm-80gb"), perf.speed_for("0.33.0", "LlamaForCausalLM")) == EFF_FL
 
 
-def test_an_amd_card_decodes_at_the_rocm_entrys_bandwidth_share(llama8b):
-    """data/vllm-speed.json rocm-decode: 0.17's ROCm build reads weights at a share of the MI300X's peak the entry
-    names (fitted on gpt-oss-120b at 0.17.0); an NVIDIA card of that release, and the MI300X on 0.33, keep the HBM
-    default. mi300x-192gb (catalog): 5.3e12 B/s. One Llama-3.1-8B decode at 1000 + 200 tokens reads its weights
-    (16,060,522,496 B; the RoPE cache beside them is indexed, not streamed) and 131,072 B × 1100 of KV at
-    5.3e12 × eff_bandwidth."""
+def test_an_amd_hbm_card_decodes_at_the_rocm_class_bandwidth_share(llama8b):
+    """AMD HBM cards are a bandwidth class of their own (EFF_BANDWIDTH_ROCM), on every release: the MI300X on 0.17 and
+    on 0.33 alike; an NVIDIA HBM card keeps the HBM default and a GDDR card the GDDR class. mi300x-192gb (catalog):
+    5.3e12 B/s. One Llama-3.1-8B decode at 1000 + 200 tokens reads its weights (16,060,522,496 B; the RoPE cache beside
+    them is indexed, not streamed) and 131,072 B × 1100 of KV at 5.3e12 × EFF_BANDWIDTH_ROCM."""
     mi300x = find_gpu("mi300x-192gb")
-    speed = perf.speed_for("0.17.0", "LlamaForCausalLM", "amd")
-    assert speed.profile == "rocm-decode" and speed.eff_bandwidth is not None and speed.eff_bandwidth < perf.EFF_BANDWIDTH
-    assert perf.speed_for("0.17.0", "LlamaForCausalLM", "nvidia").eff_bandwidth is None
-    assert perf.speed_for("0.33.0", "LlamaForCausalLM", "amd").eff_bandwidth is None
-    r = size(llama8b, mi300x, SizeInputs(context_tokens=1200, vllm_version="0.17.0"))
-    assert r.weights.per_gpu - r.weights.buffers == L8_WEIGHTS
-    p = performance(r, Workload(1, 1000, 200))
-    _close(p.decode_memory_ms, (L8_WEIGHTS + L8_KV_PER_TOKEN * 1100) / (5.3e12 * speed.eff_bandwidth) * 1000)
-    # the entry names no FLOPS efficiency: prefill runs at the HBM class's
-    assert perf.flops_efficiency(mi300x, speed) == perf.EFF_FLOPS
+    assert [perf.bandwidth_class(find_gpu(g)) for g in ("mi300x-192gb", "mi355x-288gb", "h100-sxm-80gb",
+                                                        "rtx4090-24gb")] == ["rocm", "rocm", "hbm", "gddr"]
+    assert perf.EFF_BANDWIDTH_ROCM < perf.EFF_BANDWIDTH
+    for version in ("0.17.0", "0.33.0"):
+        speed = perf.speed_for(version, "LlamaForCausalLM", "amd")
+        assert speed.eff_bandwidth is None  # no entry: the class decides
+        assert perf.bandwidth_efficiency(mi300x, speed) == perf.EFF_BANDWIDTH_ROCM
+        r = size(llama8b, mi300x, SizeInputs(context_tokens=1200, vllm_version=version))
+        assert r.weights.per_gpu - r.weights.buffers == L8_WEIGHTS
+        p = performance(r, Workload(1, 1000, 200))
+        _close(p.decode_memory_ms, (L8_WEIGHTS + L8_KV_PER_TOKEN * 1100) / (5.3e12 * perf.EFF_BANDWIDTH_ROCM) * 1000)
+        # the class is the bandwidth's only: prefill runs at the HBM class's FLOPS efficiency
+        assert perf.flops_efficiency(mi300x, speed) == perf.EFF_FLOPS
+    h100 = find_gpu("h100-sxm-80gb")
+    assert perf.bandwidth_efficiency(h100, perf.speed_for("0.17.0", "LlamaForCausalLM", "nvidia")) == perf.EFF_BANDWIDTH
 
 
 def test_the_step_overhead_of_a_speed_entry_adds_to_every_step(h100):

@@ -66,6 +66,10 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
 EFF_BANDWIDTH_GDDR = 0.7  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
+# The same on AMD HBM cards (Instinct, ROCm builds): their one fit sweep without an entry of its own (gpt-oss-120b on
+# one MI300X, vLLM 0.17.0, 64 and 256 clients). The held-out MI300X rows of other ROCm builds (a Dec 2024 build's
+# Llama-3.1-70B at TP 2 and 8, a 2026 image's Qwen3-8B) decode at 0.2–0.55 of peak, all below the HBM default.
+EFF_BANDWIDTH_ROCM = 0.35
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
 EFF_FLOPS = 0.264  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
 #                  rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
@@ -76,8 +80,7 @@ FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP
 #                    on one RTX 4090 of no stated release
 # The three fitted together (benchmarks/throughput.py prefill_stage): a row's mean TTFT is its front end plus its
 # prefill, and a release's front end is told apart from the prefill across the cards that ran it.
-# Releases, model families and vendors measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7
-# V0 engine, 0.17's ROCm decode at about a third of the MI300X's peak bandwidth):
+# Releases and model families measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0 engine):
 # data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
 # Per all-reduce on cards without PCIe peer-to-peer (GeForce RTX 4090/5090), where NCCL stages it through host
@@ -104,7 +107,7 @@ class Speed(NamedTuple):
     frontend_s: float
     eff_flops: float | None  # None: the card's memory technology's (EFF_FLOPS, EFF_FLOPS_GDDR)
     profile: str  # the entry's id, or "default"
-    eff_bandwidth: float | None = None  # None: the card's memory technology's (EFF_BANDWIDTH, EFF_BANDWIDTH_GDDR)
+    eff_bandwidth: float | None = None  # None: the card class's (EFF_BANDWIDTH, _GDDR, _ROCM)
 
 
 @lru_cache(maxsize=1)
@@ -283,12 +286,18 @@ def is_gddr(g: GpuSpec) -> bool:
     return g.memory_type.upper().startswith("GDDR")
 
 
+def bandwidth_class(g: GpuSpec) -> str:
+    """The card class decode bandwidth is calibrated per: GDDR cards (consumer, workstation, any vendor), AMD HBM
+    cards (ROCm builds), other HBM cards."""
+    return "gddr" if is_gddr(g) else "rocm" if g.vendor == "amd" else "hbm"
+
+
 def bandwidth_efficiency(g: GpuSpec, speed: Speed | None = None) -> float:
-    """Achieved share of peak memory bandwidth in decode: a release's or vendor's entry where it names one, else by
-    memory technology."""
+    """Achieved share of peak memory bandwidth in decode: a release's or model family's entry where it names one,
+    else the card class's."""
     if speed is not None and speed.eff_bandwidth is not None:
         return speed.eff_bandwidth
-    return EFF_BANDWIDTH_GDDR if is_gddr(g) else EFF_BANDWIDTH
+    return {"gddr": EFF_BANDWIDTH_GDDR, "rocm": EFF_BANDWIDTH_ROCM, "hbm": EFF_BANDWIDTH}[bandwidth_class(g)]
 
 
 def flops_efficiency(g: GpuSpec, speed: Speed) -> float:
