@@ -343,3 +343,35 @@ def test_the_terminal_and_rationale_show_every_figure_of_the_plan_sections(name)
     if cost is not None and typed.cost.total_usd_month is not None:
         total = next(r for r in cost.rows if r.label == "total")
         assert total.strong and total.value == usd(typed.cost.total_usd_month) or typed.cost.total_usd_month < 1
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_margin_to_the_targets_is_the_plans_p99_against_its_answers(name):
+    """RATIONALE's "margin to the targets" row: each P99 target answered, against the plan's own P99 figure at its
+    batch, and their ratio; a plan that meets its targets never shows more than 100 %, and a batch a target limits
+    shows that target within the model's ±25 % of it (the batch is the largest that meets it)."""
+    from wizard.artifacts.plan_sections import plan_sections
+
+    session = run_answers(answers_for(name))
+    typed = build_plan(session)
+    section = next((s for s in plan_sections(typed, session.answers) if s.key == "throughput"), None)
+    row = next((r for r in section.rows if r.label == "margin to the targets"), None) if section else None
+    targets = {k: session.answers.get(k) for k in ("ttft_p99_ms", "tpot_p99_ms") if session.answers.get(k)}
+    if section is None or not targets or typed.step("ttft_p99_ms") is None and typed.step("tpot_p99_ms") is None:
+        assert row is None
+        return
+    assert row is not None
+    shown = re.findall(r"P99 (TTFT|TPOT) ([\d,.]+) of ([\d,]+) ms \((\d+) %\)", row.value)
+    assert {m[0] for m in shown} == {k[:4].upper() for k in targets if typed.step(k) is not None}
+    p = typed.performance
+    for metric, value, target, share in shown:
+        predicted = p.ttft_p99_ms if metric == "TTFT" else p.tpot_p99_ms
+        answer = typed.step(f"{metric.lower()}_p99_ms")
+        assert float(value.replace(",", "")) == pytest.approx(predicted, abs=0.5 if metric == "TTFT" else 0.05)
+        assert float(target.replace(",", "")) == answer
+        assert int(share) == round(predicted / answer * 100)
+        if typed.fit_facts().get("targets_met"):
+            assert predicted <= answer
+    if p.limited_by.endswith("target"):
+        limiting = p.ttft_p99_ms if p.limited_by == "ttft target" else p.tpot_p99_ms
+        assert limiting >= 0.8 * typed.step(p.limited_by[:4] + "_p99_ms"), row.value
