@@ -412,9 +412,10 @@ def fit() -> None:
     """Stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound rows
     of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per step); the
     GDDR bandwidth on the GDDR rows of throughput-bench.yaml marked fit: true (one card each, unsaturated), the AMD
-    HBM (ROCm) bandwidth on that class's fit rows no entry covers (rocm_fit_rows); the prompt-carrying steps and the front end together (prefill_stage); the host all-reduce of cards without
-    peer-to-peer on their TP fit rows (its latency at one request a second, its bytes/s above it); then the other
-    constants of each entry of data/vllm-speed.json on its own rows."""
+    HBM (ROCm) bandwidth on that class's fit rows no entry covers (rocm_fit_rows); the prompt-carrying steps and the
+    front end together (prefill_stage); the host all-reduce of cards without peer-to-peer on their TP fit rows (its
+    latency at one request a second, its bytes/s above it); then the other constants of each entry of
+    data/vllm-speed.json on its own rows."""
     _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
     # Each constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS efficiency
     # and the front end on mean TTFT (the ROCm bandwidth from the HBM default down, the first on a tie, as an entry's);

@@ -430,6 +430,13 @@ def test_an_amd_hbm_card_decodes_at_the_rocm_class_bandwidth_share(llama8b):
         assert perf.flops_efficiency(mi300x, speed) == perf.EFF_FLOPS
     h100 = find_gpu("h100-sxm-80gb")
     assert perf.bandwidth_efficiency(h100, perf.speed_for("0.17.0", "LlamaForCausalLM", "nvidia")) == perf.EFF_BANDWIDTH
+    # an entry that names its own bandwidth wins over the class: DeepSeek-R1 on 0.7's ROCm V0 engine reads at its
+    # entry's share (fitted beside its step cost), and the same architecture on 0.33 falls back to the class
+    entry = perf.speed_for("0.7.3", "DeepseekV3ForCausalLM", "amd")
+    assert entry.profile == "deepseek-mla-v0-rocm" and entry.eff_bandwidth not in (None, perf.EFF_BANDWIDTH_ROCM)
+    assert perf.bandwidth_efficiency(mi300x, entry) == entry.eff_bandwidth
+    assert perf.bandwidth_efficiency(mi300x, perf.speed_for("0.33.0", "DeepseekV3ForCausalLM", "amd")) \
+        == perf.EFF_BANDWIDTH_ROCM
 
 
 def test_the_step_overhead_of_a_speed_entry_adds_to_every_step(h100):
