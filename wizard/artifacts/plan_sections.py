@@ -174,11 +174,17 @@ def throughput_section(plan: Plan) -> Section | None:
     ]
     margin = target_margin(plan)
     if margin:
-        rows.append(Row("margin to the targets", margin,
-                        ("the batch is the largest whose P99 figures meet the targets, so the target that limits it "
-                         "sits near 100 %; " if "target" in p.limited_by else "")
-                        + "the latency model is judged within ±25 % of published vLLM benchmarks: bench/run.sh and "
-                        "check-bench measure the real margin before go-live"))
+        met = bool(fit_facts(plan).get("targets_met")) and p.max_batch > 0
+        check = "bench/run.sh measures the deployment, and check-bench holds its P99 figures against these targets"
+        if not met:
+            basis = f"no batch meets them: these are one sequence's figures, a model estimate; {check}"
+        else:
+            basis = ((f"the batch is the largest whose P99 figures meet the targets, so the {p.limited_by} it stops "
+                      "at sits near 100 %; " if p.limited_by.endswith("target") else "")
+                     + "a model estimate at that batch"
+                     + ("; the peak spread over the replicas is no heavier (the next row)" if p.at_peak else "")
+                     + f": {check}")
+        rows.append(Row("margin to the targets", margin, basis))
     if p.at_peak is not None:
         a = p.at_peak
         load = (f"{a.requests_per_s:,.4g} requests/s spread over {plan.replicas} replica(s), "
@@ -196,8 +202,8 @@ def throughput_section(plan: Plan) -> Section | None:
 
 
 def target_margin(plan: Plan) -> str:
-    """Each P99 target against the plan's P99 at its batch: 'P99 TTFT 1,988 of 2,000 ms (99 %)'; '' without
-    targets."""
+    """Each P99 target against the plan's P99 at its batch: 'P99 TTFT 1,988 of 2,000 ms (99 %) at 1 sequence'; ''
+    without targets."""
     p = plan.performance
     if p is None:
         return ""
@@ -206,7 +212,7 @@ def target_margin(plan: Plan) -> str:
         target = plan.step(node)
         if isinstance(target, (int, float)) and target > 0 and value is not None:
             parts.append(f"P99 {name} {value:,.{digits}f} of {target:,.0f} ms ({value / target * 100:.0f} %)")
-    return ", ".join(parts)
+    return f"{', '.join(parts)} at {sequences(max(1, p.max_batch))}" if parts else ""
 
 
 def price_basis(p: GpuPriceJson | ManagedPriceJson) -> str:

@@ -98,8 +98,11 @@ def max_batch(model, gpu, base: SizeInputs, w: Workload, t: Targets, cap: int) -
             lo = mid + 1
         else:
             high = mid - 1
-    return BatchLimit(best[0], kv_batch, latency_limit(p) if not _meets(p, t) else "kv cache", best[1], best[2],
-                      kv_typical)
+    # what stops the batch is what the first batch beyond it misses (at the cap a target met by the best batch may
+    # fail too, and naming it would blame the wrong target)
+    pf, rf = run(best[0] + 1) if best[0] + 1 < hi else (p, r)
+    limited = latency_limit(pf) if rf.fits and not _meets(pf, t) else "kv cache"
+    return BatchLimit(best[0], kv_batch, limited, best[1], best[2], kv_typical)
 
 
 def plan_replicas(limit: BatchLimit, peak: float, online: bool, forced: int | None = None) -> ReplicaPlan:
