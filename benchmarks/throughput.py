@@ -356,6 +356,15 @@ def rocm_fit_rows() -> list[dict]:
             and (run := run_row(row)) is not None and not run[0].saturated]
 
 
+def pcie_fit_rows() -> list[dict]:
+    """The TP fit rows of cards with PCIe peer-to-peer and no NVLink, unsaturated: each decode step's all-reduces
+    take the PCIe latency."""
+    return [row for row in bench_rows()
+            if row.get("fit") and int(row.get("tp") or 1) > 1 and (gpu_id := row_gpu_id(row)) is not None
+            and not (g := find_gpu(gpu_id)).nvlink and not perf.allreduce_through_host(g)
+            and (run := run_row(row)) is not None and not run[0].saturated]
+
+
 def host_fit_rows(loaded: bool) -> list[dict]:
     """The fit rows of TP on cards without peer-to-peer: at one request a second (decode-bound: one sequence's step
     is its weights and its all-reduces' latency), or (`loaded`) above it and unsaturated (steps carry prompt chunks,
@@ -414,8 +423,9 @@ def fit() -> None:
     GDDR bandwidth on the GDDR rows of throughput-bench.yaml marked fit: true (one card each, unsaturated), the AMD
     HBM (ROCm) bandwidth on that class's fit rows no entry covers (rocm_fit_rows); the prompt-carrying steps and the
     front end together (prefill_stage); the host all-reduce of cards without peer-to-peer on their TP fit rows (its
-    latency at one request a second, its bytes/s above it); then the other constants of each entry of
-    data/vllm-speed.json on its own rows."""
+    latency at one request a second, its bytes/s above it), the PCIe peer-to-peer all-reduce latency on the TP fit
+    rows of such cards (pcie_fit_rows); then the other constants of each entry of data/vllm-speed.json on its own
+    rows."""
     _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
     # Each constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS efficiency
     # and the front end on mean TTFT (the ROCm bandwidth from the HBM default down, the first on a tie, as an entry's);
@@ -433,6 +443,9 @@ def fit() -> None:
               lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
         rows = host_fit_rows(loaded=True)
         _grid(("ALLREDUCE_HOST_BYTES_S",), ((2e9, 3e9, 4e9, 6e9, 8e9, 12e9, 16e9, 24e9, 32e9),),
+              lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
+        rows = pcie_fit_rows()
+        _grid(("ALLREDUCE_LATENCY_PCIE_S",), ((20e-6, 30e-6, 40e-6, 50e-6, 60e-6, 80e-6, 100e-6, 120e-6, 160e-6),),
               lambda rows=rows: rows_score(rows, "tpot_mean_ms"))
     fit_speed_entries()
 
@@ -578,6 +591,7 @@ def main() -> None:
           f"EFF_BANDWIDTH_ROCM={perf.EFF_BANDWIDTH_ROCM} "
           f"EFF_FLOPS={perf.EFF_FLOPS} EFF_FLOPS_GDDR={perf.EFF_FLOPS_GDDR} FRONTEND_S={perf.FRONTEND_S} "
           f"STEP_OVERHEAD_S={perf.STEP_OVERHEAD_S} ALLREDUCE_LATENCY_HOST_S={perf.ALLREDUCE_LATENCY_HOST_S} "
+          f"ALLREDUCE_LATENCY_PCIE_S={perf.ALLREDUCE_LATENCY_PCIE_S} "
           f"ALLREDUCE_HOST_BYTES_S={perf.ALLREDUCE_HOST_BYTES_S:.3g}")
     print(f"{'row':14s} {'metric':26s} {'predicted':>10s} {'measured':>10s} {'error':>8s}  counted")
     errs = []

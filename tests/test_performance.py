@@ -688,15 +688,16 @@ def test_tp2_step_adds_two_all_reduces_per_layer_over_nvlink(llama8b, h100):
     _close(step_of(r, 1, 0, 1100)[0], max(memory, compute) + comm + OVERHEAD)
 
 
-def test_tp4_all_reduce_over_pcie_doubles_the_latency_and_uses_the_pcie_bandwidth(llama8b):
-    """h100-pcie-80gb: no NVLink (latency × 2), 64e9 B/s. A decode step of B = 4 → 4 tokens per all-reduce; ring
-    factor 2 × (4 − 1)/4 = 1.5."""
+def test_tp4_all_reduce_over_pcie_takes_the_pcie_latency_and_bandwidth(llama8b):
+    """h100-pcie-80gb: no NVLink (ALLREDUCE_LATENCY_PCIE_S per all-reduce, above NVLink's), 64e9 B/s. A decode step
+    of B = 4 → 4 tokens per all-reduce; ring factor 2 × (4 − 1)/4 = 1.5."""
     gpu = find_gpu("h100-pcie-80gb")
     assert (gpu.nvlink, gpu.interconnect_bytes_s) == (False, 64e9)
     r = size(llama8b, gpu, SizeInputs(tp=4))
     p = performance(r, Workload(4, 1000, 200))
     tokens = 4
-    comm = L8_LAYERS * 2 * (2 * perf.ALLREDUCE_LATENCY_S + 1.5 * tokens * L8_HIDDEN * 2 / 64e9)
+    assert perf.ALLREDUCE_LATENCY_PCIE_S > perf.ALLREDUCE_LATENCY_S
+    comm = L8_LAYERS * 2 * (perf.ALLREDUCE_LATENCY_PCIE_S + 1.5 * tokens * L8_HIDDEN * 2 / 64e9)
     _close(p.comm_ms, comm * 1000)
 
 
@@ -713,8 +714,10 @@ def test_tp_without_peer_to_peer_all_reduces_through_host_memory(llama8b, tp):
     _close(comm, L8_LAYERS * 2 * per)
     p2p = size(llama8b, g._replace(pcie_p2p=True), SizeInputs(tp=tp, context_tokens=2048))
     _, _, comm_p2p = perf.step_time(p2p, 1, 0, 1100)
-    _close(comm_p2p, L8_LAYERS * 2 * (2 * perf.ALLREDUCE_LATENCY_S + 2 * (tp - 1) / tp * L8_HIDDEN * 2 / 32e9))
-    assert comm > comm_p2p
+    _close(comm_p2p, L8_LAYERS * 2 * (perf.ALLREDUCE_LATENCY_PCIE_S + 2 * (tp - 1) / tp * L8_HIDDEN * 2 / 32e9))
+    # the host path's latency grows with log2 TP and peer-to-peer's does not: slower from TP 4 on (at TP 2 the two
+    # fitted latencies, from different sweeps, come out within 20 % of each other)
+    assert comm > comm_p2p if tp >= 4 else abs(comm / comm_p2p - 1) < 0.2
 
 
 def test_tp_all_reduce_grows_with_tokens_and_shrinks_with_a_faster_link(llama8b, h100):

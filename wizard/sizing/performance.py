@@ -84,7 +84,12 @@ FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP
 # prefill, and a release's front end is told apart from the prefill across the cards that ran it.
 # Releases and model families measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0 engine):
 # data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
-ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink; twice that over PCIe (not calibrated)
+ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink (not calibrated)
+# Per all-reduce between cards with PCIe peer-to-peer and no NVLink (H100 PCIe, L40S): fitted on the TP fit rows of
+# such cards (throughput-bench.yaml s40, the one such sweep: an FP8-dynamic Llama-3.1-70B at TP 2 on H100 PCIe, 0.8.5,
+# one and 16 requests a second, on TPOT) — 2.5× the twice-NVLink figure it replaces. Its rows quantize activations to
+# FP8 per token in every layer, a cost this figure may carry too.
+ALLREDUCE_LATENCY_PCIE_S = 50e-6
 # Per all-reduce on cards without PCIe peer-to-peer (GeForce RTX 4090/5090), where NCCL stages it through host
 # memory: this × log2 TP, a form chosen empirically (the TP 2/4/8 rows at one request a second imply about 27, 27
 # and 19 µs per level, where NCCL's rings would grow with TP − 1; the TP 8 fit row stays about 45 % above it).
@@ -240,7 +245,7 @@ def step_time(r: SizeResult, decodes: float, prefill: float, avg_context: float)
     comm = 0.0
     if i.tp > 1:
         link = g.interconnect_bytes_s or 32e9
-        latency = ALLREDUCE_LATENCY_S * (1 if g.nvlink else 2)
+        latency = ALLREDUCE_LATENCY_S if g.nvlink else ALLREDUCE_LATENCY_PCIE_S
         if allreduce_through_host(g):
             # no peer-to-peer: each all-reduce goes through host memory (vLLM's custom all-reduce is off)
             latency, link = ALLREDUCE_LATENCY_HOST_S * math.log2(i.tp), ALLREDUCE_HOST_BYTES_S
