@@ -429,7 +429,7 @@ def fit() -> None:
     _grid(("EFF_BANDWIDTH",), ((0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),), lambda: score("decode"))
     # Each constant on the metric it governs (as fit_speed_entries does): the bandwidth on TPOT, the FLOPS efficiency
     # and the front end on mean TTFT (the ROCm bandwidth from the HBM default down, the first on a tie, as an entry's);
-    # then the host all-reduce on its TP rows, which decode at the GDDR bandwidth;
+    # then the host all-reduce on its TP rows, which decode at the GDDR bandwidth, and the PCIe one on its TP rows;
     # twice round, as each shifts the others' rows. Each stage fixes its rows at its start.
     for _ in range(2):
         rows = class_fit_rows(gddr=True)

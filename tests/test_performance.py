@@ -715,9 +715,9 @@ def test_tp_without_peer_to_peer_all_reduces_through_host_memory(llama8b, tp):
     p2p = size(llama8b, g._replace(pcie_p2p=True), SizeInputs(tp=tp, context_tokens=2048))
     _, _, comm_p2p = perf.step_time(p2p, 1, 0, 1100)
     _close(comm_p2p, L8_LAYERS * 2 * (perf.ALLREDUCE_LATENCY_PCIE_S + 2 * (tp - 1) / tp * L8_HIDDEN * 2 / 32e9))
-    # the host path's latency grows with log2 TP and peer-to-peer's does not: slower from TP 4 on (at TP 2 the two
-    # fitted latencies, from different sweeps, come out within 20 % of each other)
-    assert comm > comm_p2p if tp >= 4 else abs(comm / comm_p2p - 1) < 0.2
+    # through host memory is the slower path at every TP: its latency grows with log2 TP (the model keeps the
+    # peer-to-peer latency flat, fitted at TP 2 only) and it moves the bytes at a tenth of the link's rate
+    assert comm > comm_p2p
 
 
 def test_tp_all_reduce_grows_with_tokens_and_shrinks_with_a_faster_link(llama8b, h100):

@@ -85,10 +85,12 @@ FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP
 # Releases and model families measured to run otherwise (0.11.0's 50 ms front end, DeepSeek MLA on the 0.7 V0 engine):
 # data/vllm-speed.json; 0.33 has no benchmark in the data and runs at these defaults
 ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLink (not calibrated)
-# Per all-reduce between cards with PCIe peer-to-peer and no NVLink (H100 PCIe, L40S): fitted on the TP fit rows of
-# such cards (throughput-bench.yaml s40, the one such sweep: an FP8-dynamic Llama-3.1-70B at TP 2 on H100 PCIe, 0.8.5,
+# Per all-reduce between cards with PCIe peer-to-peer and no NVLink: fitted on the TP fit rows of such cards
+# (throughput-bench.yaml s40, the one such sweep: an FP8-dynamic Llama-3.1-70B at TP 2 on two H100 PCIe Gen5, 0.8.5,
 # one and 16 requests a second, on TPOT) — 2.5× the twice-NVLink figure it replaces. Its rows quantize activations to
-# FP8 per token in every layer, a cost this figure may carry too.
+# FP8 per token in every layer, a cost this figure may carry too. Other PCIe cards (L40S, L4, A100 PCIe: Gen4) and
+# TP above 2 are extrapolated: vLLM's custom all-reduce serves at most two PCIe-only GPUs, beyond that NCCL's rings,
+# whose latency grows with TP, which this flat figure does not follow.
 ALLREDUCE_LATENCY_PCIE_S = 50e-6
 # Per all-reduce on cards without PCIe peer-to-peer (GeForce RTX 4090/5090), where NCCL stages it through host
 # memory: this × log2 TP, a form chosen empirically (the TP 2/4/8 rows at one request a second imply about 27, 27
