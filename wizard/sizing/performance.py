@@ -264,6 +264,12 @@ def pp_hand_off_bytes(hidden_size: int) -> int:
     return 2 * hidden_size * 2
 
 
+def pp_hand_off_s(r: SizeResult, micro: float) -> float:
+    """Seconds a step spends handing `micro` sequences' tokens from each PP stage to the next (none at PP 1)."""
+    pp = r.inputs.pp
+    return (pp - 1) * micro * pp_hand_off_bytes(r.model.hidden_size) / NETWORK_BYTES_S if pp > 1 else 0.0
+
+
 def md1_wait_p99(u: float, service: float) -> float:
     """99th percentile of the wait in an M/D/1 queue (Poisson arrivals, a deterministic service `service` s, load u):
     P(W > t) ≈ u·e^(−θt), θ the positive root of λ(e^(θS) − 1) = θ (the Cramér–Lundberg exponent of M/G/1 with
@@ -622,16 +628,14 @@ def _decode_steps(r: SizeResult, most: int, avg_context: float) -> Callable[[flo
         points.append(min(float(most), points[-1] * 2))
 
     def whole(b: float) -> float:
-        micro = b / i.pp
-        hand_off = (i.pp - 1) * micro * pp_hand_off_bytes(r.model.hidden_size) / NETWORK_BYTES_S if i.pp > 1 else 0.0
-        return _stage(r, micro, 0.0, avg_context)[0] * i.pp + hand_off
+        return _stage(r, b / i.pp, 0.0, avg_context)[0] * i.pp + pp_hand_off_s(r, b / i.pp)
 
     values = [whole(b) for b in points]
 
     def at(b: float) -> float:
-        j = min(max(bisect.bisect_left(points, b), 1), len(points) - 1) if len(points) > 1 else 0
-        if j == 0:
+        if len(points) == 1:
             return values[0]
+        j = min(max(bisect.bisect_left(points, b), 1), len(points) - 1)
         b1, b2 = points[j - 1], points[j]
         return values[j - 1] + (values[j] - values[j - 1]) * (b - b1) / (b2 - b1)
 
@@ -650,7 +654,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     overhead, frontend = speed.step_overhead_s, speed.frontend_s
     chunk = max(1.0, budget - b)  # prompt tokens a step can carry beside the decodes
     micro = b / i.pp  # PP keeps pp micro-batches in flight
-    hand_off = (i.pp - 1) * micro * pp_hand_off_bytes(r.model.hidden_size) / NETWORK_BYTES_S if i.pp > 1 else 0.0
+    hand_off = pp_hand_off_s(r, micro)
 
     # A stage's memory, compute and communication times are affine in the prompt tokens it carries (exactly for
     # dense models; MoE's touched experts grow slower than linearly, so this is the safe side): two evaluations give
