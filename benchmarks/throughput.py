@@ -332,37 +332,36 @@ def speed_entry(row: dict) -> dict | None:
 HBM_PREFILL_ROWS = ("tp-015", "tp-016", "tp-017")  # Qwen3-32B on one H100, 2,000–32,000-token prompts: prefill-bound
 
 
-def class_fit_rows(gddr: bool) -> list[dict]:
-    """The fit rows of throughput-bench.yaml a card class's constants are scored on: rows whose FLOPS efficiency is
-    the module's (rows of a speed entry that names its own fit that entry instead; an entry that sets only the front
-    end keeps its rows here, at that front end), one card each on GDDR (TP rows of cards without peer-to-peer fit the
-    host all-reduce instead). Rows the load model predicts saturated are left out: their TTFT and throughput are set
-    by the queue (the prompts waiting for the engine), not by the step times these constants govern. A stage takes
-    this set once, at its start, so no grid point can change which rows score it."""
+def fit_rows(keep) -> list[dict]:
+    """The fit rows of throughput-bench.yaml on a catalog card, with stated lengths, that the load model runs and does
+    not saturate (a saturated row's TTFT and throughput are set by the queue — the prompts waiting for the engine —
+    not by the step times the constants govern), and that `keep(row, gpu)` takes. A stage takes its set once, at its
+    start, so no grid point can change which rows score it."""
     return [row for row in bench_rows()
-            if row.get("fit") and "eff_flops" not in (speed_entry(row) or {}) and not assumed_lengths(row)
-            and (gpu_id := row_gpu_id(row)) is not None and _is_gddr(gpu_id) == gddr
-            and not _host_allreduce_row(row) and (not gddr or int(row.get("tp") or 1) == 1)
-            and (run := run_row(row)) is not None and not run[0].saturated]
+            if row.get("fit") and not assumed_lengths(row) and (gpu_id := row_gpu_id(row)) is not None
+            and keep(row, find_gpu(gpu_id)) and (run := run_row(row)) is not None and not run[0].saturated]
+
+
+def class_fit_rows(gddr: bool) -> list[dict]:
+    """The fit rows a card class's FLOPS efficiency is scored on: rows whose FLOPS efficiency is the module's (rows of
+    a speed entry that names its own fit that entry instead; an entry that sets only the front end keeps its rows
+    here, at that front end), one card each on GDDR (TP rows of cards without peer-to-peer fit the host all-reduce
+    instead)."""
+    return fit_rows(lambda row, g: "eff_flops" not in (speed_entry(row) or {}) and perf.is_gddr(g) == gddr
+                    and not _host_allreduce_row(row) and (not gddr or int(row.get("tp") or 1) == 1))
 
 
 def rocm_fit_rows() -> list[dict]:
     """The fit rows of AMD HBM cards (the ROCm bandwidth class) that no data/vllm-speed.json entry covers but for its
-    front end, unsaturated: their decode steps read at the class's bandwidth share."""
-    return [row for row in bench_rows()
-            if row.get("fit") and not assumed_lengths(row) and (gpu_id := row_gpu_id(row)) is not None
-            and perf.bandwidth_class(find_gpu(gpu_id)) == "rocm"
-            and ((entry := speed_entry(row)) is None or frontend_only(entry))
-            and (run := run_row(row)) is not None and not run[0].saturated]
+    front end: their decode steps read at the class's bandwidth share."""
+    return fit_rows(lambda row, g: perf.bandwidth_class(g) == "rocm"
+                    and ((entry := speed_entry(row)) is None or frontend_only(entry)))
 
 
 def pcie_fit_rows() -> list[dict]:
-    """The TP fit rows of cards with PCIe peer-to-peer and no NVLink, unsaturated: each decode step's all-reduces
-    take the PCIe latency."""
-    return [row for row in bench_rows()
-            if row.get("fit") and int(row.get("tp") or 1) > 1 and (gpu_id := row_gpu_id(row)) is not None
-            and not (g := find_gpu(gpu_id)).nvlink and not perf.allreduce_through_host(g)
-            and (run := run_row(row)) is not None and not run[0].saturated]
+    """The TP fit rows of cards with PCIe peer-to-peer and no NVLink: each decode step's all-reduces take the PCIe
+    latency."""
+    return fit_rows(lambda row, g: int(row.get("tp") or 1) > 1 and not g.nvlink and not perf.allreduce_through_host(g))
 
 
 def host_fit_rows(loaded: bool) -> list[dict]:
