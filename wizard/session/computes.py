@@ -304,9 +304,11 @@ class Sized(NamedTuple):
     request_s: float  # the predicted request time of the chosen layout that gave the average
 
 
-# Rounds of sized_search: four stopped the fp8 option of average_not_p99 at 175 of a 284 average; sixteen reach it
-# within 0.1 % (a round is one layout search, tens of ms)
-SIZED_ROUNDS = 16
+# Rounds of sized_search: four stopped the fp8 option of average_not_p99 at 175 of a 284 average. Near the fixed point a
+# round closes only a quarter to a third of the gap (each larger load slows the requests it was sized on), so from a
+# gap of a few hundred sequences 0.1 % takes about 20 rounds (a round is one layout search, tens of ms; only a plan
+# whose average is above its peak repeats it); 40 leave that a margin
+SIZED_ROUNDS = 40
 
 
 def sized_search(env: dict[str, Any], ctx: Context, gpus_filter=None) -> Sized:

@@ -2,9 +2,12 @@
 
 One engine step of a replica with B sequences in flight carries B decode tokens and, when a prompt is waiting,
 a prefill chunk of up to (max_num_batched_tokens − B) prompt tokens (chunked prefill). Its time overlaps memory
-and compute (a roofline: below the ridge point decode FLOPs are nearly free):
-    max(memory:  (active weights read once + every sequence's KV) / (bandwidth × EFF_BANDWIDTH[card class]),
-        compute: (2 × active params + attention) × tokens / (peak FLOPS × EFF_FLOPS))
+and compute (a roofline: below the ridge point decode FLOPs are nearly free, far above it the weight reads are):
+    overlap(memory:  (active weights read once + every sequence's KV) / (bandwidth × EFF_BANDWIDTH[card class]),
+            compute: (2 × active params + attention) × tokens / (peak FLOPS × EFF_FLOPS[card class]))
+  where overlap(m, c) = (m^p + c^p)^(1/p), p = ROOFLINE_P: the roofline's max with its corner rounded — a step
+  near the ridge point (memory ≈ compute, a few hundred tokens) takes 2^(1/p) × either, as neither stream hides
+  the other there; p = ∞ is the plain max
   + TP all-reduce: 2 per layer of tokens × hidden × 2 bytes over the interconnect (§3–4)
   + STEP_OVERHEAD (scheduler, sampling, kernel launches)
 MoE reads only the experts the batch touches: E × (1 − (1 − k/E)^B) per layer. PP: a token crosses every stage
@@ -65,7 +68,7 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
-EFF_BANDWIDTH_GDDR = 0.7  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
+EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
 # The same on AMD HBM cards (Instinct, ROCm builds): their one fit sweep without an entry of its own (gpt-oss-120b on
 # one MI300X, vLLM 0.17.0, 64 and 256 clients). Its two rows err in opposite directions, so the fit's score is flat
 # from 0.27 to 0.35: the grid's first on a tie, from the HBM default down, is 0.35. The held-out MI300X rows of other
@@ -73,7 +76,7 @@ EFF_BANDWIDTH_GDDR = 0.7  # achieved / peak GDDR bandwidth in decode: the GDDR f
 # all below the HBM default; the MI325X and MI355X have no rows and take the class's figure.
 EFF_BANDWIDTH_ROCM = 0.35
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
-EFF_FLOPS = 0.264  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
+EFF_FLOPS = 0.282  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
 #                  rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
 EFF_FLOPS_GDDR = 0.636  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
 #                      throughput-bench.yaml the load model does not saturate
@@ -96,13 +99,18 @@ ALLREDUCE_LATENCY_PCIE_S = 50e-6
 # memory: this × log2 TP, a form chosen empirically (the TP 2/4/8 rows at one request a second imply about 27, 27
 # and 19 µs per level, where NCCL's rings would grow with TP − 1; the TP 8 fit row stays about 45 % above it).
 # Fitted on the TP fit rows of such cards at one request a second (throughput-bench.yaml s22-s28, decode-bound)
-ALLREDUCE_LATENCY_HOST_S = 50e-6
+ALLREDUCE_LATENCY_HOST_S = 60e-6
 # Bytes/s an all-reduce moves through host memory on such cards (the ring's 2 (TP − 1) / TP of the tokens' hidden
 # states): fitted on their TP fit rows above one request a second (their steps carry more sequences, and prompt
 # chunks where the prompts are not cached)
-ALLREDUCE_HOST_BYTES_S = 3e9
+ALLREDUCE_HOST_BYTES_S = 4e9
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
+# The roofline's corner (overlap): a step of memory time m and compute time c takes (m^p + c^p)^(1/p). Fitted around
+# every other constant (benchmarks/throughput.py fit): at each p of (2, 3, 4, ∞) the stages are fitted in full and
+# scored on every metric of every fit row — 4 scores 0.074 (median |log error|), 3 0.075, 2 0.082, ∞ (the plain max)
+# 0.086. At p = 4 a step at the ridge point takes 1.19 × its memory (= compute) time.
+ROOFLINE_P = 4.0
 MAX_UTILIZATION = 0.98  # the prefill budget's utilization is capped here: beyond it the queue grows without bound
 
 
@@ -324,10 +332,18 @@ def flops_efficiency(g: GpuSpec, speed: Speed) -> float:
     return EFF_FLOPS_GDDR if is_gddr(g) else EFF_FLOPS
 
 
+def overlap(memory: float, compute: float) -> float:
+    """Seconds of a step whose weight and KV reads take `memory` s and whose arithmetic takes `compute` s, each at its
+    card-class efficiency: the p-norm of the two (p = ROOFLINE_P), the roofline's max with its corner rounded."""
+    if ROOFLINE_P == math.inf:
+        return max(memory, compute)
+    return (memory ** ROOFLINE_P + compute ** ROOFLINE_P) ** (1 / ROOFLINE_P)
+
+
 def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) -> tuple[float, float, float, float]:
     """(step s, memory s, compute s, communication s) of one PP stage: memory and compute overlap."""
     mem, comp, comm = step_time(r, decodes, prefill, avg_context)
-    return max(mem, comp) + comm + speed_for(r.inputs.vllm_version, r.model.architecture, r.gpu.vendor).step_overhead_s, mem, comp, comm
+    return overlap(mem, comp) + comm + speed_for(r.inputs.vllm_version, r.model.architecture, r.gpu.vendor).step_overhead_s, mem, comp, comm
 
 
 @lru_cache(maxsize=8192)
@@ -551,7 +567,9 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
     start but from the moment the engine is full (at slots / rate), one every 1 / mu: request k (arrived at k / rate)
     starts decoding at slots / rate + (k − slots) / mu, a wait of (k − slots) (1 / mu − 1 / rate), and is admitted
     at slots / rate + (k − admitted) / mu, a wait of (k − admitted) / mu − (k − slots) / rate when positive (its TTFT
-    share). Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
+    share). The requests admitted as they arrive queue for the chunk budget as the open loop at the run's rate does
+    (their prompts arrive at that rate, whatever the engine's turnover): their TTFT is that open loop's; the later
+    ones, admitted as others end, take the full engine's. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
     saturated."""
     full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
                        avg_context)
@@ -584,7 +602,13 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
         stalls = sorted(total_wait(k) - ttft_wait(k) for k in range(1, n + 1))
         rest = sum(stalls) / n
         tpot, tpot99 = full.tpot + rest / out, full.tpot99 + stalls[k99 - 1] / out
-        return full._replace(ttft=full.ttft + first, ttft99=full.ttft99 + ttft_wait(k99), admit=full.admit + first,
+        # The requests admitted as they arrive are prefilled as the open loop at the run's rate prefills them (its
+        # chunk queue: `state`), not at the full engine's turnover; the later ones, each admitted as one ends, at that
+        # turnover. Their slot is held as long either way (mu, and so the run's output, is the full engine's).
+        share = min(1.0, admitted / n)
+        ttft = share * state.ttft + (1 - share) * full.ttft + first
+        ttft99 = max(state.ttft99, full.ttft99 + ttft_wait(k99))
+        return full._replace(ttft=ttft, ttft99=ttft99, admit=full.admit + ttft - full.ttft,
                              tpot=tpot, tpot99=max(tpot99, tpot), stalled=rest, saturated=True)
     # without N the wait has no bound: the open loop's own figure stands, as a wait for a slot (the engine's time,
     # and so its output a second, is the closed loop's)
@@ -665,7 +689,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     def step(prefill: float) -> float:  # a whole step (all PP stages) with `prefill` prompt tokens beside the decodes
         x = prefill / chunk
         m, c, k = mem + (mem1 - mem) * x, comp + (comp1 - comp) * x, comm + (comm1 - comm) * x
-        return (max(m, c) + k + overhead) * i.pp + hand_off
+        return (overlap(m, c) + k + overhead) * i.pp + hand_off
 
     s_dec = step(0.0)
     # Multi-step scheduling (V0's --num-scheduler-steps n): the scheduler runs once per block of n steps. With
