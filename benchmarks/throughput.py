@@ -8,7 +8,7 @@ are predicted but not counted in the error of this vLLM model; rows without prom
 values in wizard/sizing/performance.py and data/vllm-speed.json come from this search; re-run it after changing the
 model).
 
-throughput-bench.yaml (public `vllm bench serve` / benchmark_serving results, closed and open loop, six card types)
+throughput-bench.yaml (public `vllm bench serve` / benchmark_serving results, closed and open loop, eight card types)
 marks each row fit: true (used by --fit) or fit: false (held out): the summary reports the held-out rows per
 metric — the share within 25 % of TTFT mean, TTFT P99, TPOT and output tokens/s — and per card.
 
@@ -18,9 +18,7 @@ Usage: python benchmarks/throughput.py [--fit]
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
-import io
 import itertools
 import math
 import re
@@ -100,7 +98,7 @@ def predict_row(row: dict) -> list[tuple[str, str, float, float, bool]]:
 
 BENCH = DATA.parent / "throughput-bench.yaml"
 # The rows' card names → catalog ids; the models' catalog stand-ins where a row's checkpoint shares the shapes.
-GPU_NAMES = [("rtx 3090", "rtx3090-24gb"), ("rtx 4090", "rtx4090-24gb"), ("mi300x", "mi300x-192gb"),
+GPU_NAMES = [("rtx 3090", "rtx3090-24gb"), ("rtx 4090", "rtx4090-24gb"), ("rtx 5090", "rtx5090-32gb"), ("mi300x", "mi300x-192gb"),
              ("h200", "h200-sxm-141gb"), ("h100 pcie", "h100-pcie-80gb"), ("h100", "h100-sxm-80gb"), ("a100 80", "a100-sxm-80gb"),
              ("a100", "a100-sxm-80gb"), ("l40s", "l40s-48gb"), ("l4", "l4-24gb")]
 MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-8B-Instruct",  # same shapes
@@ -113,6 +111,9 @@ MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-
                    "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B": "Qwen/Qwen2.5-14B",
                    # the H100 PCIe sweeps (s29-s41): each row's model_basis says what of the shapes was verified
                    "nvidia/AceMath-7B-Instruct": "Qwen/Qwen2.5-7B",
+                   # the RTX 5090 sweeps (s42, s43): an AWQ int4 checkpoint of Qwen3-Coder-30B-A3B, whose model card
+                   # states Qwen3-30B-A3B's shapes (the rows' model_basis)
+                   "QuantTrio/Qwen3-Coder-30B-A3B-Instruct-AWQ": "Qwen/Qwen3-30B-A3B",
                    "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": "Qwen/Qwen2.5-32B",
                    "Qwen/QwQ-32B-Preview": "Qwen/Qwen2.5-32B",
                    "deepseek-ai/DeepSeek-R1-Distill-Llama-70B": "meta-llama/Llama-3.3-70B-Instruct",
@@ -418,53 +419,7 @@ def _grid(names: tuple[str, ...], values: tuple[tuple[float, ...], ...], scorer,
     return best[1]
 
 
-# The roofline's corner (performance.overlap): an exponent of the step's memory and compute times, inf the plain max.
-ROOFLINE_GRID = (2.0, 3.0, 4.0, math.inf)
-FITTED = ("EFF_BANDWIDTH", "EFF_BANDWIDTH_GDDR", "EFF_BANDWIDTH_ROCM", "EFF_FLOPS", "EFF_FLOPS_GDDR", "FRONTEND_S",
-          "ALLREDUCE_LATENCY_HOST_S", "ALLREDUCE_HOST_BYTES_S", "ALLREDUCE_LATENCY_PCIE_S", "ROOFLINE_P")
-
-
 def fit() -> None:
-    """The roofline's corner first, around every other stage: at each exponent of ROOFLINE_GRID the stages below
-    (fit_at) run in full, and the exponent whose fitted constants give the lowest median |log error| over every
-    published metric of every fit row of throughput-bench.yaml the model runs wins (the first on a tie). The
-    exponent sets how a step's memory and compute times combine, so it moves every metric: it is scored on all of
-    them, saturated rows included (the median keeps a queue's outliers from deciding), over the same rows at every
-    point. The exponents run in parallel, one process each."""
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(fit_at, ROOFLINE_GRID))
-    best = None
-    for p, (score_, constants, entries, log) in zip(ROOFLINE_GRID, results, strict=True):
-        print(f"--- stages at ROOFLINE_P={p} ---\n{log}", end="")
-        print(f"ROOFLINE_P={p}: median |log error| over the fit rows {score_:.4f} at "
-              + " ".join(f"{n}={v}" for n, v in constants.items() if n != "ROOFLINE_P"))
-        if best is None or score_ < best[0] - 1e-9:
-            best = (score_, constants, entries)
-    assert best is not None
-    for n, v in best[1].items():
-        setattr(perf, n, v)
-    for entry, fitted in zip(perf._speed_entries(), best[2], strict=True):
-        entry.update(fitted)
-    _forget()
-    print(f"best: ROOFLINE_P={perf.ROOFLINE_P} (median |log error| {best[0]:.4f})")
-
-
-def fit_at(p: float) -> tuple[float, dict[str, float], list[dict], str]:
-    """Every stage of fit_stages at roofline exponent `p`: (the fit rows' score, the module constants, the
-    data/vllm-speed.json entries' fitted values, what the stages printed)."""
-    perf.ROOFLINE_P = p
-    _forget()
-    log = io.StringIO()
-    with contextlib.redirect_stdout(log):
-        fit_stages()
-    rows = [row for row in bench_rows() if row.get("fit") and not assumed_lengths(row) and row_gpu_id(row) is not None
-            and run_row(row) is not None]
-    return (rows_score(rows), {n: getattr(perf, n) for n in FITTED},
-            [{k: e[k] for k in GRIDS if k in e} for e in perf._speed_entries()], log.getvalue())
-
-
-def fit_stages() -> None:
     """Stages, each on the rows that isolate it (never on one row): HBM bandwidth efficiency on the decode-bound rows
     of throughput-dev.yaml (tp-023, Llama-3.1-8B on one H100 at concurrency 1 and 4: weights read once per step); the
     GDDR bandwidth on the GDDR rows of throughput-bench.yaml marked fit: true (one card each, unsaturated), the AMD
@@ -639,7 +594,7 @@ def main() -> None:
           f"EFF_FLOPS={perf.EFF_FLOPS} EFF_FLOPS_GDDR={perf.EFF_FLOPS_GDDR} FRONTEND_S={perf.FRONTEND_S} "
           f"STEP_OVERHEAD_S={perf.STEP_OVERHEAD_S} ALLREDUCE_LATENCY_HOST_S={perf.ALLREDUCE_LATENCY_HOST_S} "
           f"ALLREDUCE_LATENCY_PCIE_S={perf.ALLREDUCE_LATENCY_PCIE_S} "
-          f"ALLREDUCE_HOST_BYTES_S={perf.ALLREDUCE_HOST_BYTES_S:.3g} ROOFLINE_P={perf.ROOFLINE_P}")
+          f"ALLREDUCE_HOST_BYTES_S={perf.ALLREDUCE_HOST_BYTES_S:.3g}")
     print(f"{'row':14s} {'metric':26s} {'predicted':>10s} {'measured':>10s} {'error':>8s}  counted")
     errs = []
     for rid, metric, p, m, counted in all_predictions():

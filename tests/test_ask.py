@@ -111,7 +111,7 @@ def test_full_walk_gives_the_plan_of_plan_answers_and_writes_the_repo(tmp_path):
     plan = json.loads((out / "plan.json").read_text())
     for key in ("form", "exposure", "gpu", "tp", "pp", "replicas", "gpus_total"):
         assert plan[key] == expected[key], key
-    assert (plan["form"], plan["gpu"], plan["tp"], plan["replicas"]) == ("single_node_multi_gpu", "h100-sxm-80gb", 4, 2)
+    assert (plan["form"], plan["gpu"], plan["tp"], plan["replicas"]) == ("single_node_multi_gpu", "h100-sxm-80gb", 4, 3)
     recorded = yaml.safe_load((out / "answers.yaml").read_text())
     assert {k: recorded[k] for k in answers} == answers
     assert not (out / "old.txt").exists() and (out / "RATIONALE.md").is_file()
@@ -120,7 +120,7 @@ def test_full_walk_gives_the_plan_of_plan_answers_and_writes_the_repo(tmp_path):
     assert "[1] Which model do you want to serve?" in text and "[see §2, §9 Q1]" in text
     found = next(line for line in text.splitlines() if line.startswith("Found: "))
     assert "LlamaForCausalLM" in found and "B parameters" in found and "bytes/token" in found and "catalog" in found
-    assert "Plan so far (defaults for the rest): single_node_multi_gpu; 2 × TP 4 × PP 1 on h100-sxm-80gb" in text
+    assert "Plan so far (defaults for the rest): single_node_multi_gpu; 3 × TP 4 × PP 1 on h100-sxm-80gb" in text
     assert "fits" in text and "/month" in text
     assert "is not empty" in text and f"Wrote the starter repo to {out}" in text
     assert "One node, tensor parallel inside it" in text  # the plan summary of print_plan

@@ -34,7 +34,7 @@ EXPECTED = {
     "very_low_traffic": ("managed_api", "managed_api", None, 0, 0, 0, set()),  # §12 tens a day
     "llama8b_high_traffic": ("single_gpu", "kubernetes", "h100-sxm-80gb", 1, 1, 6, set()),  # §5 replicas
     # §9 TP in node: 29 sequences per TP 4 copy meet the P99 targets, so the peak of 32 needs 2 copies + 1 spare
-    "llama70b_bf16": ("single_node_multi_gpu", "kubernetes", "h100-sxm-80gb", 4, 1, 2, set()),
+    "llama70b_bf16": ("single_node_multi_gpu", "kubernetes", "h100-sxm-80gb", 4, 1, 3, set()),
     "llama8b_tp_forced": ("single_node_multi_gpu", "kubernetes", "h100-sxm-80gb", 4, 1, 2, {"tp_when_fits"}),  # §5
     "no_ops_team": ("managed_api", "managed_api", None, 0, 0, 0, set()),  # §6, §9
     "bursty_pay_as_you_go": ("managed_api", "managed_api", None, 0, 0, 0, set()),  # §9 last line

@@ -2,12 +2,9 @@
 
 One engine step of a replica with B sequences in flight carries B decode tokens and, when a prompt is waiting,
 a prefill chunk of up to (max_num_batched_tokens − B) prompt tokens (chunked prefill). Its time overlaps memory
-and compute (a roofline: below the ridge point decode FLOPs are nearly free, far above it the weight reads are):
-    overlap(memory:  (active weights read once + every sequence's KV) / (bandwidth × EFF_BANDWIDTH[card class]),
-            compute: (2 × active params + attention) × tokens / (peak FLOPS × EFF_FLOPS[card class]))
-  where overlap(m, c) = (m^p + c^p)^(1/p), p = ROOFLINE_P: the roofline's max with its corner rounded — a step
-  near the ridge point (memory ≈ compute, a few hundred tokens) takes 2^(1/p) × either, as neither stream hides
-  the other there; p = ∞ is the plain max
+and compute (a roofline: below the ridge point decode FLOPs are nearly free):
+    max(memory:  (active weights read once + every sequence's KV) / (bandwidth × EFF_BANDWIDTH[card class]),
+        compute: (2 × active params + attention) × tokens / (peak FLOPS × EFF_FLOPS))
   + TP all-reduce: 2 per layer of tokens × hidden × 2 bytes over the interconnect (§3–4)
   + STEP_OVERHEAD (scheduler, sampling, kernel launches)
 MoE reads only the experts the batch touches: E × (1 − (1 − k/E)^B) per layer. PP: a token crosses every stage
@@ -18,8 +15,9 @@ The load (load model): requests arrive at λ per second — closed loop (a bench
 planner's peak concurrency): λ = B / request time; open loop (--request-rate R, Poisson): λ = R and B = λ ×
 request time (Little's law), at most the sequences the engine holds (max_num_seqs, the KV cache): beyond them it
 runs full and the rest wait (a benchmark of N prompts: in its queue, their waits in TTFT — but those whose prompts the
-KV pool still has room for are admitted at once and preempted later, their waits in TPOT). A share of the steps
-carries prefill chunks (λ × prompt / chunk steps per second); those are longer, so
+KV pool still has room for are admitted at once and preempted later, their waits in TPOT, their prompts queued as
+they arrive at the run's rate). A share of the steps carries prefill chunks (λ × prompt / chunk steps per second);
+those are longer, so
     TPOT mean = the average step a request decodes through — it shares steps with the others' prompt chunks only
     (closed loop: the other B − 1 clients' share of the arrivals); TPOT P99 = mean + 2.33 σ of that average over
     its output steps;
@@ -68,7 +66,7 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
-EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090)
+EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090, 5090)
 # The same on AMD HBM cards (Instinct, ROCm builds): their one fit sweep without an entry of its own (gpt-oss-120b on
 # one MI300X, vLLM 0.17.0, 64 and 256 clients). Its two rows err in opposite directions, so the fit's score is flat
 # from 0.27 to 0.35: the grid's first on a tie, from the HBM default down, is 0.35. The held-out MI300X rows of other
@@ -76,9 +74,9 @@ EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR f
 # all below the HBM default; the MI325X and MI355X have no rows and take the class's figure.
 EFF_BANDWIDTH_ROCM = 0.35
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
-EFF_FLOPS = 0.282  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
+EFF_FLOPS = 0.265  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
 #                  rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
-EFF_FLOPS_GDDR = 0.636  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
+EFF_FLOPS_GDDR = 0.6  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
 #                      throughput-bench.yaml the load model does not saturate
 FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one: the
 #                    fit rows with a mean TTFT at it — 0.8.5 on one H100 PCIe and one RTX 4090, and a Mistral-7B sweep
@@ -97,7 +95,7 @@ ALLREDUCE_LATENCY_S = 10e-6  # per NCCL all-reduce of a small message over NVLin
 ALLREDUCE_LATENCY_PCIE_S = 50e-6
 # Per all-reduce on cards without PCIe peer-to-peer (GeForce RTX 4090/5090), where NCCL stages it through host
 # memory: this × log2 TP, a form chosen empirically (the TP 2/4/8 rows at one request a second imply about 27, 27
-# and 19 µs per level, where NCCL's rings would grow with TP − 1; the TP 8 fit row stays about 45 % above it).
+# and 19 µs per level, where NCCL's rings would grow with TP − 1; the TP 8 fit row stays about 40 % above it).
 # Fitted on the TP fit rows of such cards at one request a second (throughput-bench.yaml s22-s28, decode-bound)
 ALLREDUCE_LATENCY_HOST_S = 60e-6
 # Bytes/s an all-reduce moves through host memory on such cards (the ring's 2 (TP − 1) / TP of the tokens' hidden
@@ -106,11 +104,6 @@ ALLREDUCE_LATENCY_HOST_S = 60e-6
 ALLREDUCE_HOST_BYTES_S = 4e9
 NETWORK_BYTES_S = 50e9  # 400 Gb/s InfiniBand/RoCE per GPU between nodes (PP hand-offs), not calibrated
 Z99 = 2.326  # the normal 99th percentile
-# The roofline's corner (overlap): a step of memory time m and compute time c takes (m^p + c^p)^(1/p). Fitted around
-# every other constant (benchmarks/throughput.py fit): at each p of (2, 3, 4, ∞) the stages are fitted in full and
-# scored on every metric of every fit row — 4 scores 0.074 (median |log error|), 3 0.075, 2 0.082, ∞ (the plain max)
-# 0.086. At p = 4 a step at the ridge point takes 1.19 × its memory (= compute) time.
-ROOFLINE_P = 4.0
 MAX_UTILIZATION = 0.98  # the prefill budget's utilization is capped here: beyond it the queue grows without bound
 
 
@@ -191,7 +184,8 @@ class Performance(NamedTuple):
     tpot_p99_ms: float = 0.0
     concurrency: float = 0.0  # sequences in flight (open loop: from Little's law)
     prefill_share: float = 0.0  # share of steps that carry a prefill chunk
-    saturated: bool = False  # prompts arrive at (or beyond) the prefill ceiling: the queue, not the steps, sets TTFT
+    saturated: bool = False  # prompts arrive at (or beyond) the prefill ceiling, or requests wait for a slot: the
+    #                          queue, not the steps, sets TTFT
 
 
 UNKNOWN_FLOPS = 1e14  # cards the catalog has no dense figure for (kept out of `gpu: auto`; a note says so)
@@ -332,18 +326,10 @@ def flops_efficiency(g: GpuSpec, speed: Speed) -> float:
     return EFF_FLOPS_GDDR if is_gddr(g) else EFF_FLOPS
 
 
-def overlap(memory: float, compute: float) -> float:
-    """Seconds of a step whose weight and KV reads take `memory` s and whose arithmetic takes `compute` s, each at its
-    card-class efficiency: the p-norm of the two (p = ROOFLINE_P), the roofline's max with its corner rounded."""
-    if ROOFLINE_P == math.inf:
-        return max(memory, compute)
-    return (memory ** ROOFLINE_P + compute ** ROOFLINE_P) ** (1 / ROOFLINE_P)
-
-
 def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) -> tuple[float, float, float, float]:
     """(step s, memory s, compute s, communication s) of one PP stage: memory and compute overlap."""
     mem, comp, comm = step_time(r, decodes, prefill, avg_context)
-    return overlap(mem, comp) + comm + speed_for(r.inputs.vllm_version, r.model.architecture, r.gpu.vendor).step_overhead_s, mem, comp, comm
+    return max(mem, comp) + comm + speed_for(r.inputs.vllm_version, r.model.architecture, r.gpu.vendor).step_overhead_s, mem, comp, comm
 
 
 @lru_cache(maxsize=8192)
@@ -366,6 +352,7 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     state, peak, seen = None, 0.0, 1.0
     for _ in range(8):  # closed loop: fixed b; open loop: b from Little's law at the request time just computed
         state = _under_load(r, w, b, prompt, out, budget, avg_context, seen)
+        run_b, run_seen = b, seen  # what `state` was computed at
         if w.rate is None:
             break
         want, peak, seen_now = state.b, state.b, 1.0
@@ -380,7 +367,8 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     if w.rate is not None and w.prompts:
         state = state._replace(b=b)  # the run's mean in flight, not the steady state's
     if w.rate is not None and peak > slots * 1.01:
-        state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context)  # it runs full, the rest queue
+        # it runs full, the rest queue
+        state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context, run_b, run_seen)
     in_engine = state.in_engine(out)  # s a request holds one of the b slots
     throughput = state.b * out / in_engine
     if w.rate is not None and w.prompts and peak <= slots * 1.01:
@@ -554,7 +542,7 @@ def admitted_at_once(r: SizeResult, prompt: int) -> float:
 
 
 def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt: int, out: int, budget: int,
-                avg_context: float) -> "_Load":
+                avg_context: float, run_b: float, run_seen: float) -> "_Load":
     """An open loop with more requests in flight than the engine holds (engine_slots): it runs full and the rest
     wait in its queue. The running ones decode as a closed loop of `slots` clients does, each finished request
     replaced from the queue at once, serving mu = slots / (time a request holds a slot) requests a second.
@@ -567,9 +555,10 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
     start but from the moment the engine is full (at slots / rate), one every 1 / mu: request k (arrived at k / rate)
     starts decoding at slots / rate + (k − slots) / mu, a wait of (k − slots) (1 / mu − 1 / rate), and is admitted
     at slots / rate + (k − admitted) / mu, a wait of (k − admitted) / mu − (k − slots) / rate when positive (its TTFT
-    share). The requests admitted as they arrive queue for the chunk budget as the open loop at the run's rate does
-    (their prompts arrive at that rate, whatever the engine's turnover): their TTFT is that open loop's; the later
-    ones, admitted as others end, take the full engine's. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
+    share). The requests admitted as they arrive send their prompts at the run's rate, whatever the engine's
+    turnover: they queue for the chunk budget as an open loop of just those prompts does (`state` is the open loop of
+    the run at `run_b` in flight and `run_seen`), never less than the full engine's; the later ones, admitted as others
+    end, take the full engine's. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
     saturated."""
     full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
                        avg_context)
@@ -602,12 +591,15 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
         stalls = sorted(total_wait(k) - ttft_wait(k) for k in range(1, n + 1))
         rest = sum(stalls) / n
         tpot, tpot99 = full.tpot + rest / out, full.tpot99 + stalls[k99 - 1] / out
-        # The requests admitted as they arrive are prefilled as the open loop at the run's rate prefills them (its
-        # chunk queue: `state`), not at the full engine's turnover; the later ones, each admitted as one ends, at that
-        # turnover. Their slot is held as long either way (mu, and so the run's output, is the full engine's).
-        share = min(1.0, admitted / n)
-        ttft = share * state.ttft + (1 - share) * full.ttft + first
-        ttft99 = max(state.ttft99, full.ttft99 + ttft_wait(k99))
+        n_admitted = min(n, math.floor(admitted))  # admitted as they arrive (k ≤ admitted)
+        opened = state if n_admitted >= n else _under_load(r, w._replace(prompts=n_admitted), run_b, prompt, out,
+                                                           budget, avg_context, run_seen)
+        share = n_admitted / n
+        ttft = share * max(opened.ttft, full.ttft) + (1 - share) * full.ttft + first
+        # the 99th percentile: among the admitted when they are 99 % of the run or more, else a later request's
+        ttft99 = max(opened.ttft99, full.ttft99) if k99 <= n_admitted else full.ttft99 + ttft_wait(k99)
+        # the prompt queue beyond the full engine's is spent holding a slot that the full engine's turnover (mu) does
+        # not count: kept out of the slot time (in_engine) with the admission wait
         return full._replace(ttft=ttft, ttft99=ttft99, admit=full.admit + ttft - full.ttft,
                              tpot=tpot, tpot99=max(tpot99, tpot), stalled=rest, saturated=True)
     # without N the wait has no bound: the open loop's own figure stands, as a wait for a slot (the engine's time,
@@ -629,7 +621,8 @@ class _Load(NamedTuple):
     comp: float
     comm: float
     saturated: bool = False
-    admit: float = 0.0  # s a request waits for a slot before the engine takes it (clients beyond b)
+    admit: float = 0.0  # s of TTFT outside the slot time: the wait for a slot (clients beyond b; past the slots, that
+    #                     and the admitted prompts' queue beyond the full engine's)
     stalled: float = 0.0  # s a request spends preempted, in its decode (admitted beyond the slots), in tpot
     ceiling: float = math.inf  # requests/s the chunk budget prefills at most (the prefill ceiling)
     prefill_extra: float = 0.0  # s the prompt chunks add to a step on average (at the arrivals' rate)
@@ -689,7 +682,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     def step(prefill: float) -> float:  # a whole step (all PP stages) with `prefill` prompt tokens beside the decodes
         x = prefill / chunk
         m, c, k = mem + (mem1 - mem) * x, comp + (comp1 - comp) * x, comm + (comm1 - comm) * x
-        return (overlap(m, c) + k + overhead) * i.pp + hand_off
+        return (max(m, c) + k + overhead) * i.pp + hand_off
 
     s_dec = step(0.0)
     # Multi-step scheduling (V0's --num-scheduler-steps n): the scheduler runs once per block of n steps. With
@@ -777,7 +770,9 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         clients = min(w.clients, float(w.prompts)) if w.prompts else w.clients
         admit = max(0.0, clients - b) / b * request
         ttft, ttft99 = ttft + admit, ttft99 + admit
-    saturated = lam >= lam_max * (1 - 1e-9)  # at the prefill ceiling (every step carrying a prompt is not)
+    # at the prefill ceiling (every step carrying a prompt is not), or clients waiting for a slot: a queue, not the
+    # steps, sets their TTFT
+    saturated = lam >= lam_max * (1 - 1e-9) or admit > 0
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
                  mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit, ceiling=lam_max,
                  prefill_extra=f * (s_mix - s_dec), backlog=backlog, first_token=frontend + service,

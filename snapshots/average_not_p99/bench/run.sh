@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Load test of the deployed meta-llama/Llama-3.1-8B-Instruct endpoint at the plan's peak, with vLLM 0.33.0's own client
-# (`vllm bench serve`): 441 requests in flight, 1024-token prompts and 400-token outputs (the
-# typical lengths the plan sized), 4410 requests.
-# The clients join one by one, Poisson arrivals at 68.0 requests/s (1.25 × the requests/s the plan
+# (`vllm bench serve`): 439 requests in flight, 1024-token prompts and 400-token outputs (the
+# typical lengths the plan sized), 4390 requests.
+# The clients join one by one, Poisson arrivals at 65.7 requests/s (1.25 × the requests/s the plan
 # predicts at the peak), so the peak is reached without sending every prompt at once: identical requests started
 # together would finish and restart together, a burst of prompts every wave.
 # The result JSON is what
@@ -51,9 +51,9 @@ exec vllm bench serve \
   --random-input-len 1024 \
   --random-output-len 400 \
   --ignore-eos \
-  --num-prompts 4410 \
-  --request-rate 68.0 \
-  --max-concurrency 441 \
+  --num-prompts 4390 \
+  --request-rate 65.7 \
+  --max-concurrency 439 \
   --percentile-metrics ttft,tpot,itl,e2el \
   --metric-percentiles 50,99 \
   --save-result \

@@ -21,7 +21,7 @@ exec vllm serve "$MODEL" \
   --host 0.0.0.0 \
   --port 8000 \
   --max-model-len 4096 \
-  --max-num-seqs 221 \
+  --max-num-seqs 209 \
   --gpu-memory-utilization 0.9 \
   --shutdown-timeout 30 \
   --disable-access-log-for-endpoints /health,/metrics \

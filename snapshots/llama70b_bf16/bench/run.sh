@@ -2,7 +2,7 @@
 # Load test of the deployed meta-llama/Llama-3.1-70B-Instruct endpoint at the plan's peak, with vLLM 0.33.0's own client
 # (`vllm bench serve`): 32 requests in flight, 2000-token prompts and 300-token outputs (the
 # typical lengths the plan sized), 320 requests.
-# The clients join one by one, Poisson arrivals at 4.31 requests/s (1.25 × the requests/s the plan
+# The clients join one by one, Poisson arrivals at 5.03 requests/s (1.25 × the requests/s the plan
 # predicts at the peak), so the peak is reached without sending every prompt at once: identical requests started
 # together would finish and restart together, a burst of prompts every wave.
 # The result JSON is what
@@ -52,7 +52,7 @@ exec vllm bench serve \
   --random-output-len 300 \
   --ignore-eos \
   --num-prompts 320 \
-  --request-rate 4.31 \
+  --request-rate 5.03 \
   --max-concurrency 32 \
   --percentile-metrics ttft,tpot,itl,e2el \
   --metric-percentiles 50,99 \

@@ -21,7 +21,7 @@ exec vllm serve "$MODEL" \
   --host 0.0.0.0 \
   --port 8000 \
   --max-model-len 8192 \
-  --max-num-seqs 32 \
+  --max-num-seqs 29 \
   --gpu-memory-utilization 0.9 \
   --shutdown-timeout 30 \
   --disable-access-log-for-endpoints /health,/metrics \

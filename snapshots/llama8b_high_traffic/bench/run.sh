@@ -2,7 +2,7 @@
 # Load test of the deployed meta-llama/Llama-3.1-8B-Instruct endpoint at the plan's peak, with vLLM 0.33.0's own client
 # (`vllm bench serve`): 256 requests in flight, 1024-token prompts and 256-token outputs (the
 # typical lengths the plan sized), 2560 requests.
-# The clients join one by one, Poisson arrivals at 72.0 requests/s (1.25 × the requests/s the plan
+# The clients join one by one, Poisson arrivals at 69.6 requests/s (1.25 × the requests/s the plan
 # predicts at the peak), so the peak is reached without sending every prompt at once: identical requests started
 # together would finish and restart together, a burst of prompts every wave.
 # The result JSON is what
@@ -52,7 +52,7 @@ exec vllm bench serve \
   --random-output-len 256 \
   --ignore-eos \
   --num-prompts 2560 \
-  --request-rate 72.0 \
+  --request-rate 69.6 \
   --max-concurrency 256 \
   --percentile-metrics ttft,tpot,itl,e2el \
   --metric-percentiles 50,99 \
