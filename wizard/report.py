@@ -129,8 +129,9 @@ def print_size(r: SizeResult, console: Console | None = None, perf=None, command
         console.print(
             f"Performance at {i.concurrency} sequence(s) (roofline, wizard/sizing/performance.py): TTFT "
             f"{perf.ttft_ms:,.0f} ms, TPOT {perf.tpot_ms:,.1f} ms, {perf.output_tokens_per_s:,.0f} output tokens/s "
-            f"— per step: memory {perf.decode_memory_ms:,.1f} ms + compute {perf.compute_ms:,.1f} ms + communication "
-            f"{perf.comm_ms:,.1f} ms, {perf.prefill_tokens_per_step:,.0f} prompt tokens mixed in",
+            f"— per step: the larger of memory {perf.decode_memory_ms:,.1f} ms and compute {perf.compute_ms:,.1f} ms "
+            f"(they overlap), + communication {perf.comm_ms:,.1f} ms, {perf.prefill_tokens_per_step:,.0f} prompt "
+            "tokens mixed in",
             highlight=False,
         )
     if command is not None:
