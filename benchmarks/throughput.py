@@ -377,11 +377,22 @@ def host_fit_rows(loaded: bool) -> list[dict]:
 
 
 def rows_score(rows: list[dict], metric: str | None = None, extra: tuple[float, ...] = ()) -> float:
-    """Median |log error| of one metric (None: every metric) over `rows`; never fewer than two figures."""
+    """Median |log error| of one metric (None: every metric) over `rows`; never fewer than two figures. A closed
+    loop's TTFT is left out where clients wait for a slot (_slot_wait): a queue sets it, not the constants fitted."""
     errs = [*extra, *(abs(math.log(p / m)) for row in rows for _, name, p, m, _, _ in predict_bench(row)
-                      if p > 0 and (metric is None or name == metric))]
+                      if p > 0 and (metric is None or name == metric)
+                      and not (name.startswith("ttft") and _slot_wait(row)))]
     assert len(errs) >= 2, (metric, [r["id"] for r in rows])
     return statistics.median(errs)
+
+
+def _slot_wait(row: dict) -> bool:
+    """A closed-loop row (clients, or every prompt at once) with more clients than the engine runs in the load model:
+    the others wait for a slot, a queue in their TTFT; their TPOT and throughput are the engine's."""
+    rate, run = row.get("request_rate"), run_row(row)
+    open_loop = isinstance(rate, (int, float)) and rate != float("inf") and not row.get("max_concurrency")
+    clients = float(row.get("max_concurrency") or row.get("num_prompts") or 0)
+    return not open_loop and run is not None and clients > run[0].concurrency * (1 + 1e-9)
 
 
 def _saturated(row: dict) -> bool:

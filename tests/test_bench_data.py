@@ -42,4 +42,6 @@ def test_every_row_names_its_source_and_its_release_basis(bench):
         # a link, or (a file whose repository the search index did not resolve) the file's own title and read id
         assert str(row.get("source_url") or "").startswith("http") or str(row.get("source_ref") or "").strip(), row["id"]
         assert str(row.get("vllm_version_basis") or "").strip(), row["id"]
-        assert row["vllm_version"] is None or re.match(r"^\d+\.\d+", str(row["vllm_version"])), row["id"]
+        # a string, as written (YAML would read an unquoted 0.10 as the number 0.1)
+        assert row["vllm_version"] is None or (isinstance(row["vllm_version"], str)
+                                               and re.match(r"^\d+\.\d+", row["vllm_version"])), row["id"]

@@ -184,8 +184,7 @@ class Performance(NamedTuple):
     tpot_p99_ms: float = 0.0
     concurrency: float = 0.0  # sequences in flight (open loop: from Little's law)
     prefill_share: float = 0.0  # share of steps that carry a prefill chunk
-    saturated: bool = False  # prompts arrive at (or beyond) the prefill ceiling, or requests wait for a slot: the
-    #                          queue, not the steps, sets TTFT
+    saturated: bool = False  # prompts arrive at (or beyond) the prefill ceiling: the queue, not the steps, sets TTFT
 
 
 UNKNOWN_FLOPS = 1e14  # cards the catalog has no dense figure for (kept out of `gpu: auto`; a note says so)
@@ -558,7 +557,7 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
     share). The requests admitted as they arrive send their prompts at the run's rate, whatever the engine's
     turnover: they queue for the chunk budget as an open loop of just those prompts does (`state` is the open loop of
     the run at `run_b` in flight and `run_seen`), never less than the full engine's; the later ones, admitted as others
-    end, take the full engine's. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
+    end, take the full engine's; the run's TTFT P99 is the larger of the two groups' (an upper bound). Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
     saturated."""
     full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
                        avg_context)
@@ -596,8 +595,10 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
                                                            budget, avg_context, run_seen)
         share = n_admitted / n
         ttft = share * max(opened.ttft, full.ttft) + (1 - share) * full.ttft + first
-        # the 99th percentile: among the admitted when they are 99 % of the run or more, else a later request's
-        ttft99 = max(opened.ttft99, full.ttft99) if k99 <= n_admitted else full.ttft99 + ttft_wait(k99)
+        # the run's 99th percentile: at most the larger of the two groups' (the admitted ones', a later request's at
+        # the run's 99th place in arrival order) — taken as that upper bound — and never below the mean
+        late99 = full.ttft99 + ttft_wait(k99) if k99 > n_admitted else 0.0
+        ttft99 = max(opened.ttft99, full.ttft99, late99, ttft)
         # the prompt queue beyond the full engine's is spent holding a slot that the full engine's turnover (mu) does
         # not count: kept out of the slot time (in_engine) with the admission wait
         return full._replace(ttft=ttft, ttft99=ttft99, admit=full.admit + ttft - full.ttft,
@@ -770,9 +771,7 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
         clients = min(w.clients, float(w.prompts)) if w.prompts else w.clients
         admit = max(0.0, clients - b) / b * request
         ttft, ttft99 = ttft + admit, ttft99 + admit
-    # at the prefill ceiling (every step carrying a prompt is not), or clients waiting for a slot: a queue, not the
-    # steps, sets their TTFT
-    saturated = lam >= lam_max * (1 - 1e-9) or admit > 0
+    saturated = lam >= lam_max * (1 - 1e-9)  # at the prefill ceiling (every step carrying a prompt is not)
     return _Load(b=b_out, ttft=ttft, ttft99=ttft99, tpot=s_seen, tpot99=max(tpot99, s_seen), f=f, mix_tokens=tokens,
                  mem=mem, comp=comp, comm=comm * i.pp + hand_off, saturated=saturated, admit=admit, ceiling=lam_max,
                  prefill_extra=f * (s_mix - s_dec), backlog=backlog, first_token=frontend + service,
