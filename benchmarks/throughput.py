@@ -391,7 +391,8 @@ def _slot_wait(row: dict) -> bool:
     the others wait for a slot, a queue in their TTFT; their TPOT and throughput are the engine's."""
     rate, run = row.get("request_rate"), run_row(row)
     open_loop = isinstance(rate, (int, float)) and rate != float("inf") and not row.get("max_concurrency")
-    clients = float(row.get("max_concurrency") or row.get("num_prompts") or 0)
+    prompts = row.get("num_prompts")
+    clients = float(min(row.get("max_concurrency") or prompts or 0, prompts or math.inf))  # at most N wait
     return not open_loop and run is not None and clients > run[0].concurrency * (1 + 1e-9)
 
 

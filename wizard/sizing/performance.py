@@ -557,7 +557,8 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
     share). The requests admitted as they arrive send their prompts at the run's rate, whatever the engine's
     turnover: they queue for the chunk budget as an open loop of just those prompts does (`state` is the open loop of
     the run at `run_b` in flight and `run_seen`), never less than the full engine's; the later ones, admitted as others
-    end, take the full engine's; the run's TTFT P99 is the larger of the two groups' (an upper bound). Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
+    end, take the full engine's; the run's TTFT P99 is taken as about the larger of the two groups', never below the
+    mean. Without N (a steady open loop) the queue has no bound: the open loop's own figure stays, marked
     saturated."""
     full = _under_load(r, w._replace(rate=None, concurrency=slots, prompts=None), slots, prompt, out, budget,
                        avg_context)
@@ -595,8 +596,9 @@ def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt
                                                            budget, avg_context, run_seen)
         share = n_admitted / n
         ttft = share * max(opened.ttft, full.ttft) + (1 - share) * full.ttft + first
-        # the run's 99th percentile: at most the larger of the two groups' (the admitted ones', a later request's at
-        # the run's 99th place in arrival order) — taken as that upper bound — and never below the mean
+        # the run's 99th percentile, taken as about the larger of the two groups' (the admitted ones' P99; a later
+        # request's at the run's 99th place in arrival order, exact when the later ones hold the slowest 1 %), and
+        # never below the mean
         late99 = full.ttft99 + ttft_wait(k99) if k99 > n_admitted else 0.0
         ttft99 = max(opened.ttft99, full.ttft99, late99, ttft)
         # the prompt queue beyond the full engine's is spent holding a slot that the full engine's turnover (mu) does
