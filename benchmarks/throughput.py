@@ -98,8 +98,8 @@ def predict_row(row: dict) -> list[tuple[str, str, float, float, bool]]:
 
 BENCH = DATA.parent / "throughput-bench.yaml"
 # The rows' card names → catalog ids; the models' catalog stand-ins where a row's checkpoint shares the shapes.
-GPU_NAMES = [("rtx 3090", "rtx3090-24gb"), ("rtx 4090", "rtx4090-24gb"), ("rtx 5090", "rtx5090-32gb"), ("mi300x", "mi300x-192gb"),
-             ("h200", "h200-sxm-141gb"), ("h100 pcie", "h100-pcie-80gb"), ("h100", "h100-sxm-80gb"), ("a100 80", "a100-sxm-80gb"),
+GPU_NAMES = [("rtx 3090", "rtx3090-24gb"), ("rtx 4090", "rtx4090-24gb"), ("rtx 5090", "rtx5090-32gb"),
+             ("mi300x", "mi300x-192gb"), ("h200", "h200-sxm-141gb"), ("h100 pcie", "h100-pcie-80gb"), ("h100", "h100-sxm-80gb"), ("a100 80", "a100-sxm-80gb"),
              ("a100", "a100-sxm-80gb"), ("l40s", "l40s-48gb"), ("l4", "l4-24gb")]
 MODEL_STAND_INS = {"meta-llama/Meta-Llama-3-8B-Instruct": "meta-llama/Llama-3.1-8B-Instruct",  # same shapes
                    "Qwen/Qwen3Guard-Gen-8B": "Qwen/Qwen3-8B",  # a fine-tune of it: the same shapes
@@ -190,10 +190,13 @@ def row_version(row: dict) -> str:
     return v
 
 
-def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
-    """[(row id, metric, predicted, measured, fit row?, gpu id)] for one benchmark row; [] when it cannot be run."""
-    run = run_row(row)
-    if run is None:
+def predict_bench(row: dict, run: tuple[perf.Performance, str] | None | bool = True
+                  ) -> list[tuple[str, str, float, float, bool, str]]:
+    """[(row id, metric, predicted, measured, fit row?, gpu id)] for one benchmark row; [] when it cannot be run.
+    `run`: the row's run_row result where the caller has it (True: run it here)."""
+    if run is True:
+        run = run_row(row)
+    if not isinstance(run, tuple):
         return []
     perf_, gpu_id = run
     out = []
@@ -208,6 +211,13 @@ def predict_bench(row: dict) -> list[tuple[str, str, float, float, bool, str]]:
         if isinstance(meas, (int, float)) and meas > 0:
             out.append((row["id"], name, pred, float(meas), bool(row.get("fit")), gpu_id))
     return out
+
+
+def open_loop(row: dict) -> bool:
+    """Poisson arrivals at a finite --request-rate without --max-concurrency; every other row is a closed loop (its
+    clients, or every prompt sent at once)."""
+    rate = row.get("request_rate")
+    return isinstance(rate, (int, float)) and rate != float("inf") and not row.get("max_concurrency")
 
 
 def run_row(row: dict) -> tuple[perf.Performance, str] | None:
@@ -286,7 +296,7 @@ def run_row(row: dict) -> tuple[perf.Performance, str] | None:
     # ShareGPT's outputs vary (conversation replies): the longest sets the run's end. vLLM's sampler keeps pairs of at
     # most 2048 tokens (vllm/benchmarks/datasets.py is_valid_sequence, max_total_len=2048)
     varied = SHAREGPT_MAX_TOTAL - prompt if sharegpt else None
-    if isinstance(rate, (int, float)) and rate != float("inf") and not conc:
+    if open_loop(row):
         w = Workload(1, prompt, output, rate=float(rate), prompts=int(row.get("num_prompts") or 0) or None,
                      varied_output_max=varied, cached_prompt_tokens=cached)
         b = None
@@ -379,21 +389,23 @@ def host_fit_rows(loaded: bool) -> list[dict]:
 def rows_score(rows: list[dict], metric: str | None = None, extra: tuple[float, ...] = ()) -> float:
     """Median |log error| of one metric (None: every metric) over `rows`; never fewer than two figures. A closed
     loop's TTFT is left out where clients wait for a slot (_slot_wait): a queue sets it, not the constants fitted."""
-    errs = [*extra, *(abs(math.log(p / m)) for row in rows for _, name, p, m, _, _ in predict_bench(row)
-                      if p > 0 and (metric is None or name == metric)
-                      and not (name.startswith("ttft") and _slot_wait(row)))]
+    errs = list(extra)
+    for row in rows:
+        run = run_row(row)
+        queued = _slot_wait(row, run)
+        errs += [abs(math.log(p / m)) for _, name, p, m, _, _ in predict_bench(row, run)
+                 if p > 0 and (metric is None or name == metric) and not (queued and name.startswith("ttft"))]
     assert len(errs) >= 2, (metric, [r["id"] for r in rows])
     return statistics.median(errs)
 
 
-def _slot_wait(row: dict) -> bool:
-    """A closed-loop row (clients, or every prompt at once) with more clients than the engine runs in the load model:
-    the others wait for a slot, a queue in their TTFT; their TPOT and throughput are the engine's."""
-    rate, run = row.get("request_rate"), run_row(row)
-    open_loop = isinstance(rate, (int, float)) and rate != float("inf") and not row.get("max_concurrency")
+def _slot_wait(row: dict, run: tuple[perf.Performance, str] | None) -> bool:
+    """A closed-loop row (clients, or every prompt at once) with more clients than the engine runs in the load model
+    (`run`, the row's run_row): the others wait for a slot, a queue in their TTFT; their TPOT and throughput are the
+    engine's."""
     prompts = row.get("num_prompts")
     clients = float(min(row.get("max_concurrency") or prompts or 0, prompts or math.inf))  # at most N wait
-    return not open_loop and run is not None and clients > run[0].concurrency * (1 + 1e-9)
+    return not open_loop(row) and run is not None and clients > run[0].concurrency * (1 + 1e-9)
 
 
 def _saturated(row: dict) -> bool:

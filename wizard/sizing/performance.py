@@ -66,7 +66,8 @@ from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
 
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
-EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml (3090, 4090, 5090)
+EFF_BANDWIDTH_GDDR = 0.8  # achieved / peak GDDR bandwidth in decode: the GDDR fit rows of throughput-bench.yaml
+#                          (RTX 3090, 4090, 5090)
 # The same on AMD HBM cards (Instinct, ROCm builds): their one fit sweep without an entry of its own (gpt-oss-120b on
 # one MI300X, vLLM 0.17.0, 64 and 256 clients). Its two rows err in opposite directions, so the fit's score is flat
 # from 0.27 to 0.35: the grid's first on a tie, from the HBM default down, is 0.35. The held-out MI300X rows of other
