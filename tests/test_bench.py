@@ -226,6 +226,28 @@ def test_a_result_of_identical_requests_is_predicted_as_synchronized_waves(repo,
     assert same["mean_ttft_ms"] > varied["mean_ttft_ms"]
 
 
+def test_a_run_past_the_engines_slots_is_predicted_by_the_scheduler_replay(repo, tmp_path, monkeypatch):
+    """200 clients over 2 replicas is 100 each, on engines of 48 slots (the plan's --max-num-seqs): the run overruns
+    them, and check-bench's figures are the scheduler replay's at that load (100 clients, 400 prompts a replica) —
+    clients waiting in vLLM's queue, so a mean TTFT above the plan's."""
+    from wizard.sizing import performance as perf
+
+    plan, path = repo
+    assert plan.memory.inputs.max_num_seqs == 48
+    calls = []
+    real = perf.replay
+    monkeypatch.setattr(perf, "replay", lambda *a, **k: calls.append((a, k)) or real(*a, **k))
+    perf.performance.cache_clear()
+    got = predicted(path, tmp_path, {"max_concurrency": 200, "num_prompts": 800, "mean_ttft_ms": 1.0,
+                                     "mean_tpot_ms": 1.0, "completed": 800, "total_input_tokens": 800 * 1000,
+                                     "total_output_tokens": 800 * 200})
+    perf.performance.cache_clear()
+    assert len(calls) == 1
+    args, kwargs = calls[0]
+    assert kwargs["clients"] == 100 and args[3:7] == (48, 1000, 200, 400)  # max_num_seqs, lengths, prompts
+    assert got["mean_ttft_ms"] > 2 * plan.performance.ttft_ms
+
+
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
 SERVED = sorted(p.name for p in SNAPSHOTS.iterdir() if (p / "bench" / "run.sh").is_file())
 

@@ -455,6 +455,16 @@ def test_the_step_overhead_of_a_speed_entry_adds_to_every_step(h100):
     assert a[0] > b[0]
 
 
+@pytest.fixture
+def closed_form(monkeypatch):
+    """The closed forms of a run past the engine's slots, which run where the scheduler replay does not (varied
+    outputs, V0, PP, hybrid models; test_scheduler_replay.py): here on fixed lengths, for hand arithmetic."""
+    monkeypatch.setattr(perf, "_replayable", lambda r, w: False)
+    perf.performance.cache_clear()
+    yield
+    perf.performance.cache_clear()
+
+
 def _run_and_admitted_open_loop(monkeypatch, r, w, admitted: int):
     """(performance(r, w) of a run past the engine's slots, the open loop of its first `admitted` prompts alone at
     w's rate — their TTFT, as they are admitted on arrival): the load model's own open loop, at the in-flight count
@@ -487,7 +497,7 @@ def test_open_loop_sequences_come_from_littles_law(llama8b, h100):
     _close(p.concurrency, 4.0 * (p.ttft_ms + 200 * p.tpot_ms) / 1000, rel=0.02)
 
 
-def test_an_open_loop_beyond_the_engines_slots_runs_it_full_and_queues_the_rest(llama8b, h100, monkeypatch):
+def test_an_open_loop_beyond_the_engines_slots_runs_it_full_and_queues_the_rest(llama8b, h100, monkeypatch, closed_form):
     """max_num_seqs 32, arrivals at 40 requests/s of 1,000-token prompts and 200-token outputs: Little's law asks
     for more than 32 sequences, so the engine runs 32 — as a closed loop of 32 clients does, each finished request
     replaced from the queue at once — serving mu = 32 / (its TTFT + 200 TPOT) requests a second. A benchmark of
@@ -515,7 +525,7 @@ def test_an_open_loop_beyond_the_engines_slots_runs_it_full_and_queues_the_rest(
     _close(steady.output_tokens_per_s, full.output_tokens_per_s, rel=1e-9)  # the engine's service rate, mu × 200
 
 
-def test_requests_the_pool_has_prompt_room_for_wait_in_their_decode_not_their_ttft(llama8b, h100, monkeypatch):
+def test_requests_the_pool_has_prompt_room_for_wait_in_their_decode_not_their_ttft(llama8b, h100, monkeypatch, closed_form):
     """A pool of 40,320 tokens: sequences of 1,000 prompt + 100 (half the output) tokens, 1,104 in whole 16-token
     blocks, fill it at 36 (the slots), but vLLM admits a request when its prompt's blocks are free — 40 prompts of
     1,000 tokens (1,008 in blocks). 40 requests arriving
@@ -565,7 +575,7 @@ def test_requests_the_pool_has_prompt_room_for_wait_in_their_decode_not_their_tt
 
 
 
-def test_an_overrun_runs_ttft_p99_is_never_below_its_mean(llama8b, h100, monkeypatch):
+def test_an_overrun_runs_ttft_p99_is_never_below_its_mean(llama8b, h100, monkeypatch, closed_form):
     """The run of the test above with 40 prompts (every one admitted on arrival), handed an open loop whose prompts
     queue 100 s on average yet whose P99 is 1 ms (no real queue is so): the run's mean is that 100 s and its P99 is
     raised to the mean, not left at either group's."""
@@ -584,7 +594,7 @@ def test_an_overrun_runs_ttft_p99_is_never_below_its_mean(llama8b, h100, monkeyp
     _close(odd.ttft99, 100.0)
 
 
-def test_varied_outputs_free_slots_from_the_moment_the_engine_is_full(llama8b, h100, monkeypatch):
+def test_varied_outputs_free_slots_from_the_moment_the_engine_is_full(llama8b, h100, monkeypatch, closed_form):
     """The pool of the test above (36 slots, 40 prompts admitted at once), 60 requests at 200 a second, outputs
     exponential about 200 tokens: requests end from the moment the engine is full (36 / 200 s), one every 1 / mu,
     not a request time after they start. Request k arrives at k / 200; it decodes from 36 / 200 + (k − 36) / mu

@@ -289,3 +289,9 @@ def pp_checks_whole_model(version: str) -> bool:
     elsewhere each worker is checked on its own layers."""
     check = rule("pp_whole_model_kv_check")
     return _tuple(check["from"]) <= release(version) < _tuple(check["until"])
+
+
+def reserves_whole_sequence(version: str) -> bool:
+    """Whether the release's scheduler admits a waiting request only when the free KV blocks hold its whole sequence
+    so far, not only its first chunk (from 0.19.0: data/vllm-engines.json scheduler_reserve_full_isl)."""
+    return release(version) >= _tuple(rule("scheduler_reserve_full_isl")["from"])

@@ -40,6 +40,11 @@ steady state: its queue starts empty, the k-th of prompts sent faster than the p
 TPOT and its output over the whole run — which ends with its last request, with varied outputs (ShareGPT) most
 likely a long one — follow the run step by step as it fills and drains (benchmark_run); past the engine's slots it
 runs full and the rest queue (expected_last_finish).
+A benchmark run of identical requests (fixed lengths) that overruns the engine — more in flight than its KV pool
+holds at their full length, or than max_num_seqs — is not a steady state: which requests are admitted when, which
+are preempted and how much they recompute decide its TTFT, TPOT and duration. On V1's scheduler (one PP stage, no
+linear-attention layers) such a run is replayed step by step on this step model (scheduler_replay.py); the closed
+forms above answer elsewhere (varied outputs, V0, PP, hybrid models).
 Poisson arrivals capped at B in flight (--request-rate with --max-concurrency, the starter repo's bench/run.sh) join
 one by one: at a rate the closed loop of B keeps up with, the cap binds and the engine runs that closed loop without
 its opening burst; below it, the open loop.
@@ -57,12 +62,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from wizard.sizing.benchmark_run import fluid_run, run_in_flight, run_wait
-from wizard.sizing.engines import profile_for, release
+from wizard.sizing.engine import BLOCK_SIZE
+from wizard.sizing.engines import profile_for, release, reserves_whole_sequence
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.precision import WeightFormat
+from wizard.sizing.scheduler_replay import replay
 from wizard.sizing.tensors import LINEAR_W, inventory
 from wizard.sizing.weights import tensor_bytes
-from wizard.specs import FULL, SLIDING, GpuSpec, ModelSpec
+from wizard.specs import FULL, LINEAR, SLIDING, GpuSpec, ModelSpec
 
 # Fitted by `python benchmarks/throughput.py --fit` (each on the rows that isolate it; that script prints the rows):
 EFF_BANDWIDTH = 0.75  # achieved / peak HBM bandwidth in decode: tp-023 (Llama-3.1-8B, one H100, concurrency 1 and 4)
@@ -347,6 +354,9 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     if w.rate is None and w.prompts:
         b = min(b, float(w.prompts))  # a closed loop of N prompts has at most N in flight
     slots = engine_slots(r, prompt, out)
+    if w.rate is None and _replayable(r, w) and min(float(w.prompts or 0), w.clients or b) > _held_whole(r, w):
+        # a closed-loop run past what the engine holds whole: admission, preemption and recompute decide it
+        return _replayed(r, w, _under_load(r, w, b, prompt, out, budget, avg_context))
     # an open loop of N prompts (a benchmark) never has more than N in flight, whatever Little's law asks
     cap = min(slots, float(w.prompts)) if w.rate is not None and w.prompts else slots
     state, peak, seen = None, 0.0, 1.0
@@ -366,6 +376,8 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     assert state is not None
     if w.rate is not None and w.prompts:
         state = state._replace(b=b)  # the run's mean in flight, not the steady state's
+    if w.rate is not None and peak > slots * 1.01 and _replayable(r, w):
+        return _replayed(r, w, state)  # an open-loop run past the engine's slots: as the scheduler runs it
     if w.rate is not None and peak > slots * 1.01:
         # it runs full, the rest queue
         state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context, run_b, run_seen)
@@ -439,6 +451,60 @@ def performance(r: SizeResult, w: Workload) -> Performance:
         prefill_share=state.f,
         saturated=state.saturated,
     )
+
+
+def _replayable(r: SizeResult, w: Workload) -> bool:
+    """A benchmark run the scheduler replay follows: N identical requests (varied outputs are not: their prompts
+    vary too, which the workload does not describe), no client-side cap, one PP stage and one scheduler step a
+    block, on a release with V1's scheduler (chunked prefill, prefix caching on: not for models with
+    linear-attention or Mamba layers, whose prefix caching 0.16 turns off and 0.10 runs on V0), and a KV pool that
+    holds one whole request (vLLM refuses to start below that)."""
+    i = r.inputs
+    return (bool(w.prompts) and w.varied_output_max is None and not w.capped and i.pp == 1
+            and i.scheduler_steps <= 1 and profile_for(i.vllm_version).runner != "v0"
+            and LINEAR not in r.model.layer_kinds
+            and r.kv_pool_bytes >= r.sequence_kv_bytes(w.prompt_tokens + max(1, w.output_tokens)))
+
+
+def _held_whole(r: SizeResult, w: Workload) -> float:
+    """Requests the engine holds to their last token at once: max_num_seqs, and what the KV pool holds of
+    requests at their full length (prompt + output)."""
+    whole = r.sequence_kv_bytes(w.prompt_tokens + max(1, w.output_tokens))
+    return min(max_num_seqs(r), r.kv_pool_bytes / whole if whole else math.inf)
+
+
+def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
+    """A run of `w.prompts` identical requests replayed through V1's scheduler (scheduler_replay), on the step model
+    of this layout: the pool in blocks of the requests' own footprint (a request of prompt + output tokens takes
+    its whole blocks, whatever kinds of layers it has), the release's token budget, max_num_seqs and front end."""
+    prompt, out = w.prompt_tokens, max(1, w.output_tokens)
+    length = prompt + out
+    per_request = -(-length // BLOCK_SIZE)
+    blocks = max(1, int(r.kv_pool_bytes * per_request // max(1, r.sequence_kv_bytes(length))))
+    budget = r.activation.tokens
+    avg_context = prompt + out / 2
+    speed = speed_for(r.inputs.vllm_version, r.model.architecture, r.gpu.vendor)
+    alone: dict[int, tuple[tuple[float, float, float], tuple[float, float, float]]] = {}
+
+    def step_s(decodes: int, prefill: int) -> float:
+        # memory, compute and communication are affine in the prompt tokens (as in _under_load): two evaluations
+        # a batch size
+        if decodes not in alone:
+            alone[decodes] = (step_time(r, decodes, 0.0, avg_context), step_time(r, decodes, budget, avg_context))
+        (m0, c0, k0), (m1, c1, k1) = alone[decodes]
+        x = prefill / budget
+        return max(m0 + (m1 - m0) * x, c0 + (c1 - c0) * x) + k0 + (k1 - k0) * x + speed.step_overhead_s
+
+    clients = int(min(w.prompts or 1, math.ceil(w.clients or w.concurrency))) if w.rate is None else None
+    run = replay(step_s, blocks, budget, int(max_num_seqs(r)), prompt, out, w.prompts or 1, clients=clients,
+                 rate=w.rate, frontend_s=speed.frontend_s, cached_prompt=w.cached_prompt_tokens,
+                 block_tokens=BLOCK_SIZE, reserve_whole=reserves_whole_sequence(r.inputs.vllm_version))
+    return Performance(
+        ttft_ms=run.ttft * 1000, tpot_ms=run.tpot * 1000, output_tokens_per_s=(w.prompts or 1) * out / run.duration,
+        decode_memory_ms=state.mem * 1000, compute_ms=state.comp * 1000, comm_ms=state.comm * 1000,
+        prefill_tokens_per_step=run.prompt_tokens_per_step, ttft_p99_ms=run.ttft_p99 * 1000,
+        tpot_p99_ms=run.tpot_p99 * 1000, concurrency=run.in_flight, prefill_share=run.prompt_steps,
+        saturated=run.preemptions > 0 or run.waited > 0)
 
 
 def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alone: float, busy: float,

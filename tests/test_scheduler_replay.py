@@ -1,0 +1,158 @@
+"""The scheduler replay (wizard/sizing/scheduler_replay.py) traced by hand on small runs, and the load model's use
+of it for a benchmark run past what the engine holds whole, against a public RTX 5090 sweep."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from wizard.sizing import performance as perf
+from wizard.sizing.fit import SizeInputs, size
+from wizard.sizing.performance import Workload, performance
+from wizard.sizing.scheduler_replay import percentile, replay
+from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model
+
+
+def constant(seconds: float):
+    """A step model where every step takes `seconds`."""
+    return lambda decodes, prefill: seconds
+
+
+def test_percentile_interpolates_linearly_as_numpy_does():
+    assert percentile([4.0, 1.0, 3.0, 2.0], 99) == pytest.approx(3.97)  # position 0.99 × 3 = 2.97
+    assert percentile([5.0], 99) == 5.0
+    assert percentile([1.0, 2.0], 50) == pytest.approx(1.5)
+
+
+def test_one_request_alone_takes_its_prompt_in_chunks_then_decodes():
+    """A 100-token prompt on a 64-token budget: a step of 64 prompt tokens (7.4 ms at 1 ms + 0.1 ms a prompt token),
+    a step of the other 36 (4.6 ms) that gives the first token, then two decode steps of 1.5 ms (1 ms + 0.5 ms a
+    decode). The client sees each token 5 ms (the front end) after its step: TTFT 12 + 5 ms, last token at 15 + 5
+    ms, TPOT (20 − 17) / 2 ms."""
+    run = replay(lambda d, p: 0.001 + 1e-4 * p + 5e-4 * d, blocks=100, budget=64, max_seqs=8, prompt=100, out=3,
+                 n=1, clients=1, frontend_s=0.005)
+    assert run.ttft == pytest.approx(0.017)
+    assert run.tpot == pytest.approx(0.0015)
+    assert run.duration == pytest.approx(0.020)
+    assert run.in_flight == pytest.approx(0.015 / 0.020)  # running from the first step to the last
+    assert run.prompt_steps == pytest.approx(2 / 4) and run.prompt_tokens_per_step == pytest.approx(50)
+    assert run.preemptions == 0 and run.waited == 0
+
+
+def test_a_client_beyond_max_num_seqs_waits_for_a_slot():
+    """max_num_seqs 1, two clients of 4 + 2 tokens, 10 ms steps: A is prefilled (first token at 10 ms) and decodes
+    (done at 20 ms); B waits in the engine's queue until A is done, then the same: first token at 30 ms."""
+    run = replay(constant(0.01), blocks=100, budget=100, max_seqs=1, prompt=4, out=2, n=2, clients=2)
+    assert run.ttft == pytest.approx((0.01 + 0.03) / 2)
+    assert run.ttft_p99 == pytest.approx(0.01 + 0.99 * 0.02)
+    assert run.tpot == pytest.approx(0.01)
+    assert run.duration == pytest.approx(0.04)
+    assert run.waited == 1 and run.preemptions == 0
+
+
+def test_an_open_loop_request_is_seen_at_the_first_step_after_it_is_sent():
+    """Requests sent 1 / 8 s apart, 10 ms steps: A decodes 100 tokens from 10 ms on; B, sent at 125 ms (mid-step),
+    is scheduled at the step starting at 130 ms and has its first token at 140 ms: TTFT 15 ms. The decode steps
+    before it are taken in strides, which must stop where B arrives."""
+    run = replay(constant(0.01), blocks=1000, budget=100, max_seqs=8, prompt=4, out=100, n=2, rate=8.0)
+    assert run.ttft == pytest.approx((0.01 + 0.015) / 2)
+    # A: first token at step 1, last at step 100; B: first at step 14, last at step 113
+    assert run.duration == pytest.approx(1.13)
+    assert run.tpot == pytest.approx(0.01)
+
+
+def test_a_preempted_request_recomputes_only_what_the_pool_no_longer_caches():
+    """4-token blocks, a pool of 4, two requests of 4 + 8 tokens (3 blocks each at the end), steps of 10 ms + 1 ms a
+    prompt token. Step 1 prefills both (18 ms); steps 2–5 decode both (their 5th–8th tokens fill 2 blocks each).
+    Step 6: A needs a third block, none is free: B, the last running, is preempted (its 2 blocks go to the free
+    queue, still cached) and A takes one of them — the least recently freed, B's tail. A ends at step 8. Step 9: B
+    comes back with its first block still cached: it recomputes its other 5 tokens (15 ms), not all 9, then
+    decodes twice."""
+    run = replay(lambda d, p: 0.01 + 0.001 * p, blocks=4, budget=100, max_seqs=8, prompt=4, out=8, n=2, clients=2,
+                 block_tokens=4)
+    assert run.preemptions == 1
+    assert run.ttft == pytest.approx(0.018)
+    a_end, b_end = 0.018 + 7 * 0.01, 0.018 + 7 * 0.01 + 0.015 + 2 * 0.01
+    assert run.duration == pytest.approx(b_end)
+    assert run.tpot == pytest.approx(((a_end - 0.018) + (b_end - 0.018)) / 7 / 2)
+    # without its cached block B would recompute 9 tokens: 4 ms longer
+    assert b_end < 0.018 + 7 * 0.01 + 0.019 + 2 * 0.01
+
+
+def test_a_release_that_reserves_the_whole_prompt_admits_later_and_preempts_less():
+    """4-token blocks, a pool of 3 (one whole request of 8 + 4 tokens), a 5-token budget, two clients. Step 1: A's
+    first chunk (5 tokens, 2 blocks). Step 2: A's last 3 tokens; B's first chunk (2 tokens) fits the one free block.
+    Before 0.19 B is admitted on that chunk; at step 3 A needs a block, and B is preempted. From 0.19 B is admitted
+    only when its whole 8-token prompt fits, after A ends. Both ways A ends at step 5 and B has its first token at
+    step 7 (10 ms steps): the preemption is what differs."""
+    kwargs = dict(blocks=3, budget=5, max_seqs=8, prompt=8, out=4, n=2, clients=2, block_tokens=4)
+    chunk = replay(constant(0.01), **kwargs)
+    whole = replay(constant(0.01), **kwargs, reserve_whole=True)
+    assert chunk.preemptions == 1 and whole.preemptions == 0
+    for run in (chunk, whole):
+        assert run.ttft == pytest.approx((0.02 + 0.07) / 2)
+        assert run.duration == pytest.approx(0.10)
+
+
+def test_a_pool_short_of_one_request_is_refused():
+    with pytest.raises(ValueError):
+        replay(constant(0.01), blocks=2, budget=100, max_seqs=8, prompt=8, out=4, n=1, clients=1, block_tokens=4)
+
+
+# The load model on a public run: s43 of tests/data/throughput-bench.yaml (cloudrift-ai/deplodock, one RTX 5090,
+# QuantTrio/Qwen3-Coder-30B-A3B-Instruct-AWQ sized as Qwen3-30B-A3B at int4, vLLM 0.16.0, --max-model-len 114688,
+# --max-num-seqs = the clients, 80 prompts of 4,000 + 4,000 tokens). Measured mean / P99 TTFT (ms):
+RTX5090_RUNS = {32: (19298.5, 70497.6), 40: (38886.7, 76350.5)}
+
+
+@pytest.fixture(scope="module")
+def rtx5090_qwen3_moe():
+    model = load_catalog_model(find_entry("Qwen/Qwen3-30B-A3B"))
+    gpu = find_gpu("rtx5090-32gb")
+
+    def sized(clients: int):
+        return size(model, gpu, SizeInputs(context_tokens=8000, concurrency=1, max_num_seqs=clients,
+                                           weight_precision="int4", vllm_version="0.16.0"))
+    return sized
+
+
+@pytest.mark.parametrize("clients", sorted(RTX5090_RUNS))
+def test_a_run_past_what_the_pool_holds_whole_is_replayed(rtx5090_qwen3_moe, clients):
+    """The pool holds about 17 requests of 8,000 tokens; 32 or 40 clients overrun it. vLLM admits them on their
+    prompts' room and preempts as the outputs grow: a closed form that makes the clients beyond the 17 wait whole
+    request times put the mean TTFT at 2.4–6× the measured; the replay is within 25 % of it."""
+    r = rtx5090_qwen3_moe(clients)
+    assert perf._held_whole(r, Workload(clients, 4000, 4000)) < clients
+    p = performance(r, Workload(float(clients), 4000, 4000, prompts=80, synchronized=True))
+    mean, p99 = RTX5090_RUNS[clients]
+    assert abs(p.ttft_ms / mean - 1) < 0.25
+    assert abs(p.ttft_p99_ms / p99 - 1) < 0.3
+    assert p.saturated
+
+
+def test_a_run_the_engine_holds_whole_keeps_the_closed_form(rtx5090_qwen3_moe, monkeypatch):
+    """Eight clients of 8,000 tokens fit the pool whole: no replay."""
+    r = rtx5090_qwen3_moe(8)
+    monkeypatch.setattr(perf, "replay", lambda *a, **k: pytest.fail("replayed a run the engine holds whole"))
+    perf.performance.cache_clear()
+    p = performance(r, Workload(8.0, 4000, 4000, prompts=80, synchronized=True))
+    perf.performance.cache_clear()
+    assert not p.saturated and math.isfinite(p.ttft_ms)
+
+
+@pytest.mark.parametrize("change", ["varied", "v0", "pp"])
+def test_what_the_replay_does_not_follow_keeps_the_closed_form(change, monkeypatch):
+    """Varied outputs, V0's scheduler and pipeline stages are not replayed (the closed forms answer)."""
+    model = load_catalog_model(find_entry("meta-llama/Llama-3.1-8B-Instruct"))
+    gpu = find_gpu("h100-sxm-80gb")
+    inputs = SizeInputs(concurrency=1, max_num_seqs=16, pp=2 if change == "pp" else 1,
+                        vllm_version="0.6.6" if change == "v0" else SizeInputs().vllm_version)
+    r = size(model, gpu, inputs)
+    w = Workload(16, 1000, 200, prompts=100, clients=64,
+                 varied_output_max=4000 if change == "varied" else None)
+    assert not perf._replayable(r, w)
+    monkeypatch.setattr(perf, "replay", lambda *a, **k: pytest.fail("replayed"))
+    perf.performance.cache_clear()
+    performance(r, w)
+    perf.performance.cache_clear()

@@ -1,0 +1,276 @@
+"""A benchmark run of N identical requests replayed step by step through vLLM's V1 scheduler (§5, §9 Q3).
+
+For a run that overruns the engine — more requests in flight than its KV pool holds whole, or than max_num_seqs —
+each request's TTFT and TPOT are decided by when it is admitted, when it is preempted and how much it recomputes,
+which no steady-state closed form follows. The replay does what the scheduler does, one step at a time
+(vllm/v1/core/sched/scheduler.py Scheduler.schedule, the V1 engine):
+- a step has a token budget (max_num_batched_tokens); the running requests go first, in order: a decode takes one
+  token, a prompt in progress its remaining tokens up to what is left of the budget;
+- a running request that needs a KV block the pool has not got preempts the last running request (first come, first
+  served: `running.pop()`), which frees its blocks and goes back to the front of the waiting queue — itself, when
+  it is the last;
+- only in a step without a preemption are waiting requests admitted, in order, while the budget, max_num_seqs and
+  the free blocks (for the chunk it is given now, not its whole prompt) allow; the first that does not fit stops it;
+- prefix caching (on by default in V1): a freed block keeps its tokens until it is handed out again; the free queue
+  hands out the least recently freed block first, and a request's blocks are freed tail first, so a preempted
+  request admitted again finds the head of its tokens still cached and recomputes only the rest (at least its last
+  token).
+A step lasts `step_s(decodes, prompt tokens)` seconds (the step model). The client sees a token `frontend_s` after
+its step ends (the API server); a closed loop's client sends its next request as it sees the last token. A request's
+TTFT runs from its sending to its first token; its TPOT is (latency − TTFT) / (output − 1) and percentiles are
+interpolated linearly, as vllm bench serve reports them (vllm/benchmarks/serve.py, numpy.percentile). An open loop's
+requests are sent at even spacing 1 / rate, the expectation of the benchmark's Poisson arrivals.
+"""
+
+import math
+from collections import deque
+from collections.abc import Callable
+from typing import NamedTuple
+
+
+class Replay(NamedTuple):
+    """What a replayed run measures (seconds; means over its requests unless named P99)."""
+
+    ttft: float
+    ttft_p99: float
+    tpot: float
+    tpot_p99: float
+    duration: float  # from the first request's sending to the last one's last token at the client
+    in_flight: float  # requests in the engine (running), averaged over the run's time
+    preemptions: int  # times a running request was preempted
+    waited: int  # requests that waited in the engine's queue before their first step
+    prompt_steps: float  # share of the steps that carried prompt tokens
+    prompt_tokens_per_step: float  # prompt tokens such a step carried, on average
+
+
+class _Request:
+    __slots__ = ("sent", "computed", "generated", "first", "done", "blocks", "cached", "seen", "queued")
+
+    def __init__(self, sent: float) -> None:
+        self.sent = sent  # s: when its client sent it
+        self.computed = 0  # tokens whose KV it holds computed
+        self.generated = 0
+        self.first: float | None = None  # s: its first token at the client
+        self.done = 0.0  # s: its last token at the client
+        self.blocks = 0  # KV blocks it holds
+        self.cached: list | None = None  # preempted: its free-queue entry [owner, blocks still cached]
+        self.seen = 0  # the step the scheduler first saw it at
+        self.queued = False  # it waited past that step for its first admission
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0–100) by linear interpolation between the sorted values (numpy's default)."""
+    xs = sorted(values)
+    pos = q / 100 * (len(xs) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+class _Pool:
+    """The KV blocks: a count of free ones and vLLM's free queue, least recently freed first, whose entries
+    [owner, count] keep a preempted request's blocks cached for it until they are handed out."""
+
+    def __init__(self, blocks: int) -> None:
+        self.free = blocks
+        self.queue: deque[list] = deque([[None, blocks]])
+
+    def take(self, count: int) -> None:
+        """Hand out `count` free blocks from the head of the queue, evicting what they cached."""
+        assert 0 <= count <= self.free
+        self.free -= count
+        while count:
+            entry = self.queue[0]
+            used = min(count, entry[1])
+            entry[1] -= used
+            count -= used
+            if entry[1] == 0:
+                self.queue.popleft()
+                if entry[0] is not None:
+                    entry[0].cached = None
+
+    def release(self, req: _Request, keep: bool) -> None:
+        """Free a request's blocks to the tail of the queue; `keep`: they stay cached for it (preemption)."""
+        if req.blocks:
+            entry = [req if keep else None, req.blocks]
+            self.queue.append(entry)
+            req.cached = entry if keep else None
+            self.free += req.blocks
+        req.blocks = 0
+
+    def reclaim(self, req: _Request, count: int) -> None:
+        """Give a readmitted request back `count` of its cached blocks (a prefix hit); the rest stay free, plain."""
+        entry = req.cached
+        assert entry is not None and count <= entry[1]
+        entry[0], req.cached = None, None
+        entry[1] -= count
+        self.free -= count
+        if entry[1] == 0:
+            self.queue.remove(entry)
+        req.blocks = count
+
+
+def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_seqs: int, prompt: int, out: int,
+           n: int, *, clients: int | None = None, rate: float | None = None, frontend_s: float = 0.0,
+           cached_prompt: int = 0, block_tokens: int = 16, reserve_whole: bool = False) -> Replay:
+    """Replay a run of `n` requests of `prompt` + `out` tokens — a closed loop of `clients`, or an open loop at
+    `rate` requests/s — on a pool of `blocks` KV blocks of `block_tokens` tokens. `cached_prompt` tokens of each
+    prompt are in the prefix cache from an earlier run (whole blocks; the pool holds them too). `reserve_whole`: a
+    waiting request is admitted only when the free blocks hold its whole sequence so far (0.19 on), not only its
+    chunk."""
+    assert n >= 1 and out >= 1 and prompt >= 1 and blocks >= 1 and budget >= 1 and max_seqs >= 1
+    assert (clients is None) != (rate is None) and (rate is None or rate > 0)
+    if blocks < -(-(prompt + out) // block_tokens):
+        raise ValueError(f"a pool of {blocks} blocks cannot hold one request of {prompt + out} tokens")
+
+    def need(tokens: int) -> int:
+        return -(-tokens // block_tokens)
+
+    pool = _Pool(blocks)
+    earlier = min(cached_prompt // block_tokens * block_tokens, prompt - 1)  # an earlier run's prefix hit
+    pending: deque[_Request] = deque()  # sent, not yet seen by the scheduler (in order of sending)
+    if clients is not None:
+        pending.extend(_Request(0.0) for _ in range(min(clients, n)))
+    else:
+        assert rate is not None
+        pending.extend(_Request(k / rate) for k in range(n))
+    sent = len(pending)
+    waiting: deque[_Request] = deque()
+    running: list[_Request] = []
+    finished: list[_Request] = []
+    now = busy = 0.0
+    steps = prompt_steps = prompt_tokens = preemptions = 0
+    while len(finished) < n:
+        if not running and not waiting and pending[0].sent > now:
+            now = pending[0].sent  # idle until the next request
+        while pending and pending[0].sent <= now:
+            req = pending.popleft()
+            req.seen = steps
+            waiting.append(req)
+        left = budget
+        scheduled: list[tuple[_Request, int]] = []
+        preempted = False
+        decodes = prefill = 0  # a decode: one token of a request past its prompt; the other tokens are prompt tokens
+        i = 0
+        while i < len(running) and left > 0:  # the running requests first, in order
+            req = running[i]
+            new = prompt + req.generated - req.computed
+            if new > left:
+                new = left
+            want = (req.computed + new + block_tokens - 1) // block_tokens - req.blocks
+            itself = False
+            while want > pool.free and not itself:  # preempt the last running request (it may be this one)
+                victim = running.pop()
+                preemptions += 1
+                preempted = True
+                pool.release(victim, keep=True)
+                victim.computed = 0
+                waiting.appendleft(victim)
+                itself = victim is req
+            if itself:
+                break
+            if want:
+                pool.take(want)
+                req.blocks += want
+            scheduled.append((req, new))
+            left -= new
+            if new == 1 and req.computed >= prompt:
+                decodes += 1
+            else:
+                prefill += new
+            i += 1
+        if not preempted:  # then the waiting ones, in order, while they fit
+            while waiting and left > 0 and len(running) < max_seqs:
+                req = waiting[0]
+                tokens = prompt + req.generated
+                if req.cached is not None:  # its own blocks still cached: the head of its tokens, less the last
+                    hit = min(req.cached[1] * block_tokens, (tokens - 1) // block_tokens * block_tokens)
+                    have = hit // block_tokens
+                else:
+                    hit, have = (earlier if req.first is None else 0), 0
+                new = min(tokens - hit, left)
+                want = need(hit + new) - have
+                # the check counts the hit blocks it takes back from the free queue as blocks to allocate
+                # (get_num_blocks_to_allocate: a computed block with ref_cnt 0 is evictable)
+                if want + have > pool.free or (reserve_whole and need(tokens) > pool.free):
+                    break
+                waiting.popleft()
+                if req.cached is not None:
+                    pool.reclaim(req, have)
+                pool.take(want)
+                req.blocks += want
+                req.computed = hit
+                req.queued = req.queued or (req.first is None and steps > req.seen)
+                running.append(req)
+                scheduled.append((req, new))
+                left -= new
+                if new == 1 and req.computed >= prompt:
+                    decodes += 1
+                else:
+                    prefill += new
+        dt = step_s(decodes, prefill)
+        stride = 1
+        if not prefill and not preempted and scheduled and all(req.first is not None for req, _ in scheduled):
+            # a stretch of decode steps in which nothing changes — no block short, no request ending, nothing sent,
+            # no room for a waiting request (there was none now, and decoding only uses blocks up) — in one stride
+            stride = _stride(running, out, pool.free, need)
+            if pending:
+                stride = min(stride, max(1, math.ceil((pending[0].sent - now) / dt)))
+            for req in running:
+                grow = need(req.computed + stride) - req.blocks
+                if grow:
+                    pool.take(grow)
+                    req.blocks += grow
+        now += dt * stride
+        busy += dt * stride * len(running)
+        steps += stride
+        if prefill:
+            prompt_steps += 1
+            prompt_tokens += prefill
+        ended = False
+        for req, new in scheduled:
+            req.computed += new + stride - 1
+            if req.computed < prompt + req.generated:
+                continue  # a prompt chunk: no token yet
+            req.generated += stride
+            if req.first is None:
+                req.first = now + frontend_s
+            if req.generated >= out:
+                req.done = now + frontend_s
+                ended = True
+                pool.release(req, keep=False)
+                finished.append(req)
+                if clients is not None and sent < n:  # its client sends the next as it sees the last token
+                    pending.append(_Request(req.done))
+                    sent += 1
+        if ended:
+            running = [req for req in running if not req.done]
+    ttfts = [(req.first or 0.0) - req.sent for req in finished]
+    # vllm bench serve takes a TPOT of the requests with more than one output token
+    tpots = [(req.done - (req.first or 0.0)) / (out - 1) for req in finished] if out > 1 else [0.0]
+    duration = max(req.done for req in finished)
+    return Replay(
+        ttft=sum(ttfts) / n, ttft_p99=percentile(ttfts, 99), tpot=sum(tpots) / len(tpots),
+        tpot_p99=percentile(tpots, 99),
+        duration=duration, in_flight=busy / duration if duration else 0.0, preemptions=preemptions,
+        waited=sum(1 for req in finished if req.queued), prompt_steps=prompt_steps / steps if steps else 0.0,
+        prompt_tokens_per_step=prompt_tokens / prompt_steps if prompt_steps else 0.0)
+
+
+def _stride(running: list[_Request], out: int, free: int, need: Callable[[int], int]) -> int:
+    """Decode steps (this one included) every running request can take before one ends or a block runs short."""
+    hi = out - max(req.generated for req in running)
+
+    def fits(s: int) -> bool:
+        return sum(need(req.computed + s) - req.blocks for req in running) <= free
+
+    if fits(hi):
+        return hi
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
