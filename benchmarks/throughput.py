@@ -88,7 +88,9 @@ def predict_row(row: dict) -> list[tuple[str, str, float, float, bool]]:
     b = in_flight(model, gpu, cfg)
     r = size(model, gpu, SizeInputs(context_tokens=cfg["prompt"] + cfg["output"], concurrency=max(1, int(b)),
                                     max_num_seqs=default_max_num_seqs(gpu)))
-    p = performance(r, Workload(b, cfg["prompt"], cfg["output"], prompts=cfg["prompts"]))
+    # request rate inf: every prompt is sent at once, those beyond the engine's b wait in its queue
+    clients = float(cfg["prompts"]) if cfg["prompts"] > b else None
+    p = performance(r, Workload(b, cfg["prompt"], cfg["output"], prompts=cfg["prompts"], clients=clients))
     counted = cfg["engine"] == "vllm"
     out.append((row["id"], f"output_tok_s (B={b:.1f})", p.output_tokens_per_s, row["output_tok_s"], counted))
     if row.get("tpot_ms", {}).get("median"):

@@ -248,6 +248,25 @@ def test_a_run_past_the_engines_slots_is_predicted_by_the_scheduler_replay(repo,
     assert got["mean_ttft_ms"] > 2 * plan.performance.ttft_ms
 
 
+def test_a_run_without_concurrency_or_rate_sends_every_prompt_at_once(repo, tmp_path):
+    """vllm bench serve without --max-concurrency at rate inf sends all its prompts at once: 800 over 2 replicas is
+    400 clients each on engines of 48 slots — the rest queue in vLLM — not 48 clients (the engine's batch)."""
+    from wizard.sizing.performance import Workload, performance
+
+    plan, path = repo
+    result = {"num_prompts": 800, "request_rate": "inf", "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0, "completed": 800,
+              "total_input_tokens": 800 * 1000, "total_output_tokens": 800 * 200}
+    got = predicted(path, tmp_path, result)
+    want = performance(sized(plan, 48), Workload(48, 1000, 200, prompts=400, clients=400.0, synchronized=True))
+    assert got["mean_ttft_ms"] == pytest.approx(want.ttft_ms) and got["mean_tpot_ms"] == pytest.approx(want.tpot_ms)
+    batch = performance(sized(plan, 48), Workload(48, 1000, 200, prompts=400, synchronized=True))
+    assert got["mean_ttft_ms"] > 2 * batch.ttft_ms  # the queue of the 352 beyond the slots
+    f = tmp_path / "all-at-once.json"
+    f.write_text(json.dumps(result))
+    out = run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()
+    assert out["load"].startswith("800 requests sent at once")
+
+
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
 SERVED = sorted(p.name for p in SNAPSHOTS.iterdir() if (p / "bench" / "run.sh").is_file())
 

@@ -95,6 +95,70 @@ def test_a_release_that_reserves_the_whole_prompt_admits_later_and_preempts_less
         assert run.duration == pytest.approx(0.10)
 
 
+def test_a_request_preempted_mid_prompt_recomputes_its_unfilled_block():
+    """4-token blocks, a pool of 3, a 3-token budget, two requests of 5 + 3 tokens, steps of 10 ms + 1 ms a prompt
+    token. Step 1: A's first 3 prompt tokens (13 ms). Step 2: A's last 2 (first token at 26 ms) and B's first one.
+    Step 3: A decodes, B takes 2 more (3 computed, 1 block). Step 4: B needs a second block, none is free: B, the last
+    running, preempts itself — its one block holds 3 computed tokens, not full, so nothing of it is cached — and A
+    ends (48 ms). Step 5 and 6: B's whole prompt again, 3 + 2 tokens (first token at 73 ms); two decode steps end it
+    at 93 ms. Had the unfilled block counted as cached, B would have recomputed 1 token and had its first at 59 ms."""
+    run = replay(lambda d, p: 0.01 + 0.001 * p, blocks=3, budget=3, max_seqs=8, prompt=5, out=3, n=2, clients=2,
+                 block_tokens=4)
+    assert run.preemptions == 1
+    assert run.ttft == pytest.approx((0.026 + 0.073) / 2)
+    assert run.duration == pytest.approx(0.093)
+    assert run.waited == 1  # B waited for blocks before its first token
+
+
+def test_an_earlier_runs_cached_prompt_counts_in_whole_blocks():
+    """A 50-token prompt of which 40 are in the prefix cache from an earlier run: two whole 16-token blocks (32
+    tokens) are hits, the other 18 are prefilled — one step of 10 ms + 1 ms a prompt token. A 16-token prompt
+    fully cached is prefilled whole: its last token must be computed, and the block holding it is not full."""
+    step = lambda d, p: 0.01 + 0.001 * p  # noqa: E731
+    run = replay(step, blocks=100, budget=100, max_seqs=8, prompt=50, out=2, n=1, clients=1, cached_prompt=40)
+    assert run.ttft == pytest.approx(0.028)
+    whole = replay(step, blocks=100, budget=100, max_seqs=8, prompt=16, out=2, n=1, clients=1, cached_prompt=16)
+    assert whole.ttft == pytest.approx(0.026)
+
+
+def test_a_burst_that_waits_only_for_the_token_budget_did_not_wait_for_room():
+    """Four 100-token prompts on a 64-token budget take turns for it, but there are slots and blocks for all: no
+    request waited for room (what marks a run that overran the engine)."""
+    run = replay(constant(0.01), blocks=1000, budget=64, max_seqs=8, prompt=100, out=5, n=8, clients=4)
+    assert run.waited == 0 and run.preemptions == 0
+    assert run.ttft > 0.02  # the later prompts of each burst did wait for their chunks
+
+
+def test_decode_strides_change_nothing(monkeypatch):
+    """The replay takes stretches of decode steps in which nothing can change in one stride: on random small runs
+    (closed and open loops, short pools, preemptions) it gives what stepping one at a time gives."""
+    import random
+
+    import wizard.sizing.scheduler_replay as module
+
+    rng = random.Random(20261206)
+    cases = []
+    for _ in range(300):
+        prompt, out, bt = rng.randint(1, 40), rng.randint(1, 40), rng.choice([1, 4, 16])
+        blocks = -(-(prompt + out) // bt) + rng.randint(0, 12)
+        loop = {"clients": rng.randint(1, 6)} if rng.random() < 0.5 else {"rate": rng.uniform(0.5, 300.0)}
+        cases.append(dict(blocks=blocks, budget=rng.randint(1, 64), max_seqs=rng.randint(1, 6), prompt=prompt,
+                          out=out, n=rng.randint(1, 10), block_tokens=bt, frontend_s=0.003,
+                          reserve_whole=rng.random() < 0.5, **loop))
+
+    def step(d, p):
+        return 0.0071 + 0.00013 * d + 0.00029 * p
+
+    strided = [replay(step, **case) for case in cases]
+    monkeypatch.setattr(module, "_stride", lambda *args: 1)
+    stepped = [replay(step, **case) for case in cases]
+    assert sum(run.preemptions > 0 for run in stepped) > 10  # the cases do exercise preemption
+    for a, b in zip(strided, stepped):
+        assert a.preemptions == b.preemptions and a.waited == b.waited
+        for x, y in zip(a, b):
+            assert x == pytest.approx(y, rel=1e-9, abs=1e-12)
+
+
 def test_a_pool_short_of_one_request_is_refused():
     with pytest.raises(ValueError):
         replay(constant(0.01), blocks=2, budget=100, max_seqs=8, prompt=8, out=4, n=1, clients=1, block_tokens=4)

@@ -175,7 +175,9 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
             w = Workload(1, prompt, output, rate=arrivals / replicas, prompts=per_prompts, varied_output_max=varied)
             b = 1
         else:
-            clients = float(conc) / replicas if isinstance(conc, int) else float(i.max_num_seqs)
+            # without --max-concurrency (and no rate) every prompt is sent at once: those past the slots queue
+            clients = (float(conc) / replicas if isinstance(conc, int)
+                       else float(per_prompts) if per_prompts else float(i.max_num_seqs))
             seqs = max(1.0, min(clients, float(i.max_num_seqs)))  # a time average: may be fractional
             waiting = clients if clients > i.max_num_seqs else None  # beyond max_num_seqs: vLLM's queue
             # with a rate too, the clients join at it (capped: at most `conc` in flight); without, all at once
@@ -211,7 +213,9 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     check.load = (f"{conc} requests in flight, joining at {arrivals:g} requests/s"
                   if isinstance(conc, int) and arrivals is not None
                   else f"{conc} requests in flight" if isinstance(conc, int) else
-                  f"{arrivals:g} requests/s" if arrivals is not None else "the load of the result")
+                  f"{arrivals:g} requests/s" if arrivals is not None else
+                  f"{data['num_prompts']} requests sent at once" if isinstance(data.get("num_prompts"), int)
+                  else "the load of the result")
     check.lengths = lengths
     if lengths is not None and lengths.source == "result":
         check.load += (f", requests of {lengths.prompt_tokens:,} prompt + {lengths.output_tokens:,} output tokens on "

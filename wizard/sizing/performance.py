@@ -44,7 +44,9 @@ A benchmark run of identical requests (fixed lengths) that overruns the engine �
 holds at their full length, or than max_num_seqs — is not a steady state: which requests are admitted when, which
 are preempted and how much they recompute decide its TTFT, TPOT and duration. On V1's scheduler (one PP stage, no
 linear-attention layers) such a run is replayed step by step on this step model (scheduler_replay.py); the closed
-forms above answer elsewhere (varied outputs, V0, PP, hybrid models).
+forms above answer elsewhere (varied outputs, V0, PP, linear-attention models) and below that load. The replay
+counts a request's KV in blocks of its own footprint at its full length, so a sliding-window model's (whose
+windowed layers stop growing) is taken as growing evenly.
 Poisson arrivals capped at B in flight (--request-rate with --max-concurrency, the starter repo's bench/run.sh) join
 one by one: at a rate the closed loop of B keeps up with, the cap binds and the engine runs that closed loop without
 its opening burst; below it, the open loop.
@@ -192,7 +194,9 @@ class Performance(NamedTuple):
     tpot_p99_ms: float = 0.0
     concurrency: float = 0.0  # sequences in flight (open loop: from Little's law)
     prefill_share: float = 0.0  # share of steps that carry a prefill chunk
-    saturated: bool = False  # prompts arrive at (or beyond) the prefill ceiling: the queue, not the steps, sets TTFT
+    # a queue, not the steps, sets TTFT: prompts arrive at (or beyond) the prefill ceiling, or a run overran the
+    # engine's slots or KV blocks (requests waited for room, or were preempted)
+    saturated: bool = False
 
 
 UNKNOWN_FLOPS = 1e14  # cards the catalog has no dense figure for (kept out of `gpu: auto`; a note says so)
@@ -354,7 +358,7 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     if w.rate is None and w.prompts:
         b = min(b, float(w.prompts))  # a closed loop of N prompts has at most N in flight
     slots = engine_slots(r, prompt, out)
-    if w.rate is None and _replayable(r, w) and min(float(w.prompts or 0), w.clients or b) > _held_whole(r, w):
+    if w.rate is None and _replayable(r, w) and _run_clients(w) > _held_whole(r, w):
         # a closed-loop run past what the engine holds whole: admission, preemption and recompute decide it
         return _replayed(r, w, _under_load(r, w, b, prompt, out, budget, avg_context))
     # an open loop of N prompts (a benchmark) never has more than N in flight, whatever Little's law asks
@@ -376,8 +380,9 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     assert state is not None
     if w.rate is not None and w.prompts:
         state = state._replace(b=b)  # the run's mean in flight, not the steady state's
-    if w.rate is not None and peak > slots * 1.01 and _replayable(r, w):
-        return _replayed(r, w, state)  # an open-loop run past the engine's slots: as the scheduler runs it
+    if w.rate is not None and peak > _held_whole(r, w) and _replayable(r, w):
+        # an open-loop run whose requests in flight outgrow what the engine holds whole: as the scheduler runs it
+        return _replayed(r, w, state)
     if w.rate is not None and peak > slots * 1.01:
         # it runs full, the rest queue
         state = _overloaded(r, w, state, slots, prompt, out, budget, avg_context, run_b, run_seen)
@@ -473,6 +478,12 @@ def _held_whole(r: SizeResult, w: Workload) -> float:
     return min(max_num_seqs(r), r.kv_pool_bytes / whole if whole else math.inf)
 
 
+def _run_clients(w: Workload) -> int:
+    """A closed-loop run's clients: those that send (`clients`, else the engine's `concurrency`), at most its N
+    prompts, whole (a fractional count — clients spread over replicas — is rounded up)."""
+    return int(min(w.prompts or 1, math.ceil(w.clients or w.concurrency)))
+
+
 def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
     """A run of `w.prompts` identical requests replayed through V1's scheduler (scheduler_replay), on the step model
     of this layout: the pool in blocks of the requests' own footprint (a request of prompt + output tokens takes
@@ -495,16 +506,16 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
         x = prefill / budget
         return max(m0 + (m1 - m0) * x, c0 + (c1 - c0) * x) + k0 + (k1 - k0) * x + speed.step_overhead_s
 
-    clients = int(min(w.prompts or 1, math.ceil(w.clients or w.concurrency))) if w.rate is None else None
+    clients = _run_clients(w) if w.rate is None else None
     run = replay(step_s, blocks, budget, int(max_num_seqs(r)), prompt, out, w.prompts or 1, clients=clients,
                  rate=w.rate, frontend_s=speed.frontend_s, cached_prompt=w.cached_prompt_tokens,
                  block_tokens=BLOCK_SIZE, reserve_whole=reserves_whole_sequence(r.inputs.vllm_version))
     return Performance(
         ttft_ms=run.ttft * 1000, tpot_ms=run.tpot * 1000, output_tokens_per_s=(w.prompts or 1) * out / run.duration,
         decode_memory_ms=state.mem * 1000, compute_ms=state.comp * 1000, comm_ms=state.comm * 1000,
-        prefill_tokens_per_step=run.prompt_tokens_per_step, ttft_p99_ms=run.ttft_p99 * 1000,
+        prefill_tokens_per_step=run.prompt_steps * run.prompt_tokens_per_step, ttft_p99_ms=run.ttft_p99 * 1000,
         tpot_p99_ms=run.tpot_p99 * 1000, concurrency=run.in_flight, prefill_share=run.prompt_steps,
-        saturated=run.preemptions > 0 or run.waited > 0)
+        saturated=run.preemptions > 0 or run.waited > 0)  # it ran out of room: slots or blocks
 
 
 def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alone: float, busy: float,

@@ -10,11 +10,12 @@ which no steady-state closed form follows. The replay does what the scheduler do
   served: `running.pop()`), which frees its blocks and goes back to the front of the waiting queue — itself, when
   it is the last;
 - only in a step without a preemption are waiting requests admitted, in order, while the budget, max_num_seqs and
-  the free blocks (for the chunk it is given now, not its whole prompt) allow; the first that does not fit stops it;
+  the free blocks allow — blocks for the chunk it is given now, and from vLLM 0.19 for its whole sequence so far
+  (`reserve_whole`); the first that does not fit stops it;
 - prefix caching (on by default in V1): a freed block keeps its tokens until it is handed out again; the free queue
   hands out the least recently freed block first, and a request's blocks are freed tail first, so a preempted
   request admitted again finds the head of its tokens still cached and recomputes only the rest (at least its last
-  token).
+  token; only full blocks are cached, so a block its computed tokens had not filled is recomputed too).
 A step lasts `step_s(decodes, prompt tokens)` seconds (the step model). The client sees a token `frontend_s` after
 its step ends (the API server); a closed loop's client sends its next request as it sees the last token. A request's
 TTFT runs from its sending to its first token; its TPOT is (latency − TTFT) / (output − 1) and percentiles are
@@ -38,13 +39,13 @@ class Replay(NamedTuple):
     duration: float  # from the first request's sending to the last one's last token at the client
     in_flight: float  # requests in the engine (running), averaged over the run's time
     preemptions: int  # times a running request was preempted
-    waited: int  # requests that waited in the engine's queue before their first step
+    waited: int  # requests that waited for room (a free slot or free blocks) before their first token
     prompt_steps: float  # share of the steps that carried prompt tokens
     prompt_tokens_per_step: float  # prompt tokens such a step carried, on average
 
 
 class _Request:
-    __slots__ = ("sent", "computed", "generated", "first", "done", "blocks", "cached", "seen", "queued")
+    __slots__ = ("sent", "computed", "generated", "first", "done", "blocks", "cached", "full", "held")
 
     def __init__(self, sent: float) -> None:
         self.sent = sent  # s: when its client sent it
@@ -54,8 +55,8 @@ class _Request:
         self.done = 0.0  # s: its last token at the client
         self.blocks = 0  # KV blocks it holds
         self.cached: list | None = None  # preempted: its free-queue entry [owner, blocks still cached]
-        self.seen = 0  # the step the scheduler first saw it at
-        self.queued = False  # it waited past that step for its first admission
+        self.full = 0  # preempted: the blocks its computed tokens had filled (only those are cached)
+        self.held = False  # it waited for room (a slot or blocks) before its first token
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -127,7 +128,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
         return -(-tokens // block_tokens)
 
     pool = _Pool(blocks)
-    earlier = min(cached_prompt // block_tokens * block_tokens, prompt - 1)  # an earlier run's prefix hit
+    earlier = min(cached_prompt, prompt - 1) // block_tokens * block_tokens  # an earlier run's prefix hit
     pending: deque[_Request] = deque()  # sent, not yet seen by the scheduler (in order of sending)
     if clients is not None:
         pending.extend(_Request(0.0) for _ in range(min(clients, n)))
@@ -144,9 +145,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
         if not running and not waiting and pending[0].sent > now:
             now = pending[0].sent  # idle until the next request
         while pending and pending[0].sent <= now:
-            req = pending.popleft()
-            req.seen = steps
-            waiting.append(req)
+            waiting.append(pending.popleft())
         left = budget
         scheduled: list[tuple[_Request, int]] = []
         preempted = False
@@ -163,6 +162,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 victim = running.pop()
                 preemptions += 1
                 preempted = True
+                victim.full = victim.computed // block_tokens
                 pool.release(victim, keep=True)
                 victim.computed = 0
                 waiting.appendleft(victim)
@@ -183,9 +183,9 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
             while waiting and left > 0 and len(running) < max_seqs:
                 req = waiting[0]
                 tokens = prompt + req.generated
-                if req.cached is not None:  # its own blocks still cached: the head of its tokens, less the last
-                    hit = min(req.cached[1] * block_tokens, (tokens - 1) // block_tokens * block_tokens)
-                    have = hit // block_tokens
+                if req.cached is not None:  # its own full blocks still cached: the head of its tokens, less the last
+                    have = min(req.cached[1], req.full, (tokens - 1) // block_tokens)
+                    hit = have * block_tokens
                 else:
                     hit, have = (earlier if req.first is None else 0), 0
                 new = min(tokens - hit, left)
@@ -200,7 +200,6 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 pool.take(want)
                 req.blocks += want
                 req.computed = hit
-                req.queued = req.queued or (req.first is None and steps > req.seen)
                 running.append(req)
                 scheduled.append((req, new))
                 left -= new
@@ -208,7 +207,11 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                     decodes += 1
                 else:
                     prefill += new
+        if waiting and (preempted or left > 0) and waiting[0].first is None:
+            waiting[0].held = True  # stopped for room (a slot, blocks), not for the step's token budget
         dt = step_s(decodes, prefill)
+        if dt <= 0:
+            raise ValueError(f"a step of {decodes} decodes and {prefill} prompt tokens takes {dt} s")
         stride = 1
         if not prefill and not preempted and scheduled and all(req.first is not None for req, _ in scheduled):
             # a stretch of decode steps in which nothing changes — no block short, no request ending, nothing sent,
@@ -253,7 +256,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
         ttft=sum(ttfts) / n, ttft_p99=percentile(ttfts, 99), tpot=sum(tpots) / len(tpots),
         tpot_p99=percentile(tpots, 99),
         duration=duration, in_flight=busy / duration if duration else 0.0, preemptions=preemptions,
-        waited=sum(1 for req in finished if req.queued), prompt_steps=prompt_steps / steps if steps else 0.0,
+        waited=sum(1 for req in finished if req.held), prompt_steps=prompt_steps / steps if steps else 0.0,
         prompt_tokens_per_step=prompt_tokens / prompt_steps if prompt_steps else 0.0)
 
 
