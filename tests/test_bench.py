@@ -246,6 +246,11 @@ def test_a_run_past_the_engines_slots_is_predicted_by_the_scheduler_replay(repo,
     args, kwargs = calls[0]
     assert kwargs["clients"] == 100 and args[3:7] == (48, 1000, 200, 400)  # max_num_seqs, lengths, prompts
     assert got["mean_ttft_ms"] > 2 * plan.performance.ttft_ms
+    f = tmp_path / "overrun.json"
+    f.write_text(json.dumps({"max_concurrency": 200, "num_prompts": 800, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}))
+    notes = " ".join(run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()["notes"])
+    assert "kept 100 requests in flight on each replica, more than its engine holds to their last token (48:" in notes
+    assert "--max-num-seqs 48" in notes
 
 
 def test_a_run_without_concurrency_or_rate_sends_every_prompt_at_once(repo, tmp_path):
@@ -265,6 +270,13 @@ def test_a_run_without_concurrency_or_rate_sends_every_prompt_at_once(repo, tmp_
     f.write_text(json.dumps(result))
     out = run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()
     assert out["load"].startswith("800 requests sent at once")
+    # one prompt over two replicas: the busier has it (not none, which would predict a full engine)
+    f.write_text(json.dumps({**result, "num_prompts": 1, "completed": 1, "total_input_tokens": 1000,
+                             "total_output_tokens": 200}))
+    one = run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()
+    alone = performance(sized(plan, 1), Workload(1, 1000, 200, prompts=1, synchronized=True))
+    assert one["load"].startswith("1 request sent at once")
+    assert {m["key"]: m["predicted"] for m in one["metrics"]}["mean_ttft_ms"] == pytest.approx(alone.ttft_ms)
 
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
@@ -314,6 +326,8 @@ def test_every_starter_repos_bench_passes_a_result_equal_to_its_prediction(name,
     result.write_text(json.dumps({**load, **pred}))
     r = run_main("check-bench", str(result), "--plan", str(repo_path / "plan.json"), "--json")
     assert r.code == 0, r.out + r.err
+    # the planned peak fits the engines: no request waits in vLLM's queue for room
+    assert not [n for n in r.json()["notes"] if "more than its engine holds" in n]
     at_peak = plan["performance"]["at_peak"]
     assert ("--max-concurrency" in argv) == (at_peak.get("requests_per_s") is None)
     # the peak over the replicas (whole clients, or a rate rounded up to three digits): the at-peak figures

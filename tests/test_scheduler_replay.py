@@ -51,6 +51,14 @@ def test_a_client_beyond_max_num_seqs_waits_for_a_slot():
     assert run.waited == 1 and run.preemptions == 0
 
 
+def test_every_request_that_waited_for_a_slot_is_counted():
+    """max_num_seqs 2, four clients: the last two wait for the first two to end, both of them, not only the one at
+    the head of the queue."""
+    run = replay(constant(0.01), blocks=100, budget=100, max_seqs=2, prompt=4, out=2, n=4, clients=4)
+    assert run.waited == 2 and run.preemptions == 0
+    assert run.ttft == pytest.approx((0.01 + 0.01 + 0.03 + 0.03) / 4)
+
+
 def test_an_open_loop_request_is_seen_at_the_first_step_after_it_is_sent():
     """Requests sent 1 / 8 s apart, 10 ms steps: A decodes 100 tokens from 10 ms on; B, sent at 125 ms (mid-step),
     is scheduled at the step starting at 130 ms and has its first token at 140 ms: TTFT 15 ms. The decode steps
@@ -90,6 +98,7 @@ def test_a_release_that_reserves_the_whole_prompt_admits_later_and_preempts_less
     chunk = replay(constant(0.01), **kwargs)
     whole = replay(constant(0.01), **kwargs, reserve_whole=True)
     assert chunk.preemptions == 1 and whole.preemptions == 0
+    assert whole.waited == 1  # B waited for blocks for its whole prompt, without a preemption
     for run in (chunk, whole):
         assert run.ttft == pytest.approx((0.02 + 0.07) / 2)
         assert run.duration == pytest.approx(0.10)

@@ -136,6 +136,11 @@ def run_lengths(plan: Plan, data: dict[str, Any]) -> Lengths | None:
     return Lengths(planned[0], planned[1], "plan", False) if planned else None
 
 
+def count(value: Any) -> int | None:
+    """A result's count field (num_prompts, max_concurrency) when it is a whole number above 0 (not a bool)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
                           ) -> tuple[dict[str, float | None], str, Lengths | None]:
     """The plan's figures at the load the benchmark ran — its clients (or rate) spread over the replicas, its
@@ -148,10 +153,10 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
                 "output_tokens_per_s": p.tokens_per_s_per_replica * replicas}
     lengths = run_lengths(plan, data)
     prompt, output = (lengths.prompt_tokens, lengths.output_tokens) if lengths else (None, None)
-    conc, rate, prompts = data.get("max_concurrency"), data.get("request_rate"), data.get("num_prompts")
+    conc, rate, prompts = count(data.get("max_concurrency")), data.get("request_rate"), count(data.get("num_prompts"))
     try:
         from wizard.sizing.fit import SizeInputs, size
-        from wizard.sizing.performance import Workload, performance
+        from wizard.sizing.performance import Workload, kv_whole_requests, max_num_seqs, performance
         from wizard.sources.catalog import find_gpu
         from wizard.sources.resolve import resolve_model
 
@@ -165,7 +170,8 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
                             max_num_batched_tokens=i.max_num_batched_tokens, vllm_version=i.vllm_version,
                             sequence_tokens=i.sequence_tokens)
         spec, gpu = resolve_model(plan.model), find_gpu(plan.gpu)
-        per_prompts = int(prompts) // replicas if isinstance(prompts, int) and prompts > 0 else None
+        # the replicas share the prompts: the busiest has ⌈N / replicas⌉
+        per_prompts = -(-prompts // replicas) if prompts else None
         arrivals = finite_rate(rate)
         # varied outputs (a conversation dataset, EOS): an open-loop run ends with its longest, at most what the
         # context leaves after the prompt (vLLM stops a request at max_model_len)
@@ -191,8 +197,19 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
     except (InputError, OSError, ValueError):
         return fallback, ("the plan's model or card could not be sized here: the figures are the plan's own, at its "
                           "batch per replica and its typical request, not at the benchmark's load"), None
+    note = ""
+    if w.rate is None or w.capped:
+        # a closed loop holding more requests than the engine takes to their last token: a queue in the engine
+        in_flight = min(w.clients or w.concurrency, float(per_prompts or math.inf))
+        seqs, kv = max_num_seqs(r), kv_whole_requests(r, prompt, output)
+        if in_flight > min(seqs, kv) * 1.01:
+            note = (f"the benchmark kept {in_flight:,.4g} requests in flight on each replica, more than its engine "
+                    f"holds to their last token ({min(seqs, kv):,.4g}: --max-num-seqs {seqs:,.0f}, KV cache for "
+                    f"{kv:,.4g} requests of {prompt + output:,} tokens); the rest waited in vLLM's queue or were "
+                    "preempted and recomputed: its TTFT measures that queue, not the plan's peak, and the predictions "
+                    "follow it")
     return {"ttft_ms": q.ttft_ms, "ttft_p99_ms": q.ttft_p99_ms, "tpot_ms": q.tpot_ms, "tpot_p99_ms": q.tpot_p99_ms,
-            "output_tokens_per_s": q.output_tokens_per_s * replicas}, "", lengths
+            "output_tokens_per_s": q.output_tokens_per_s * replicas}, note, lengths
 
 
 def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
@@ -205,7 +222,7 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
     if p is None:
         raise InputError("--plan", str(plan_path), "has no served layout to compare (a managed API or an offline plan)")
     replicas = max(1, plan.replicas)
-    conc, rate = data.get("max_concurrency"), data.get("request_rate")
+    conc, rate, prompts = count(data.get("max_concurrency")), data.get("request_rate"), count(data.get("num_prompts"))
     predicted, how, lengths = predict_at_bench_load(plan, data, replicas)
     if how:
         check.notes.append(how)
@@ -214,7 +231,7 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
                   if isinstance(conc, int) and arrivals is not None
                   else f"{conc} requests in flight" if isinstance(conc, int) else
                   f"{arrivals:g} requests/s" if arrivals is not None else
-                  f"{data['num_prompts']} requests sent at once" if isinstance(data.get("num_prompts"), int)
+                  f"{prompts} request{'s' if prompts > 1 else ''} sent at once" if prompts
                   else "the load of the result")
     check.lengths = lengths
     if lengths is not None and lengths.source == "result":

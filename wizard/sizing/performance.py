@@ -471,11 +471,16 @@ def _replayable(r: SizeResult, w: Workload) -> bool:
             and r.kv_pool_bytes >= r.sequence_kv_bytes(w.prompt_tokens + max(1, w.output_tokens)))
 
 
+def kv_whole_requests(r: SizeResult, prompt: int, out: int) -> float:
+    """Requests of prompt + output tokens the KV pool holds at their full length (whole blocks)."""
+    whole = r.sequence_kv_bytes(prompt + max(1, out))
+    return r.kv_pool_bytes / whole if whole else math.inf
+
+
 def _held_whole(r: SizeResult, w: Workload) -> float:
     """Requests the engine holds to their last token at once: max_num_seqs, and what the KV pool holds of
     requests at their full length (prompt + output)."""
-    whole = r.sequence_kv_bytes(w.prompt_tokens + max(1, w.output_tokens))
-    return min(max_num_seqs(r), r.kv_pool_bytes / whole if whole else math.inf)
+    return min(max_num_seqs(r), kv_whole_requests(r, w.prompt_tokens, w.output_tokens))
 
 
 def _run_clients(w: Workload) -> int:

@@ -45,7 +45,8 @@ class Replay(NamedTuple):
 
 
 class _Request:
-    __slots__ = ("sent", "computed", "generated", "first", "done", "blocks", "cached", "full", "held")
+    __slots__ = ("sent", "computed", "generated", "first", "done", "blocks", "cached", "full", "started", "stops",
+                 "held")
 
     def __init__(self, sent: float) -> None:
         self.sent = sent  # s: when its client sent it
@@ -56,6 +57,8 @@ class _Request:
         self.blocks = 0  # KV blocks it holds
         self.cached: list | None = None  # preempted: its free-queue entry [owner, blocks still cached]
         self.full = 0  # preempted: the blocks its computed tokens had filled (only those are cached)
+        self.started = False  # admitted once (an earlier run's cached prompt is then among its own blocks)
+        self.stops = 0  # the run's stops for room when it joined the waiting queue
         self.held = False  # it waited for room (a slot or blocks) before its first token
 
 
@@ -141,11 +144,14 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
     finished: list[_Request] = []
     now = busy = 0.0
     steps = prompt_steps = prompt_tokens = preemptions = 0
+    room_stops = 0  # steps whose admission stopped for room (a slot, blocks, a preemption), not the token budget
     while len(finished) < n:
         if not running and not waiting and pending[0].sent > now:
             now = pending[0].sent  # idle until the next request
         while pending and pending[0].sent <= now:
-            waiting.append(pending.popleft())
+            req = pending.popleft()
+            req.stops = room_stops
+            waiting.append(req)
         left = budget
         scheduled: list[tuple[_Request, int]] = []
         preempted = False
@@ -165,6 +171,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 victim.full = victim.computed // block_tokens
                 pool.release(victim, keep=True)
                 victim.computed = 0
+                victim.stops = room_stops
                 waiting.appendleft(victim)
                 itself = victim is req
             if itself:
@@ -186,8 +193,8 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 if req.cached is not None:  # its own full blocks still cached: the head of its tokens, less the last
                     have = min(req.cached[1], req.full, (tokens - 1) // block_tokens)
                     hit = have * block_tokens
-                else:
-                    hit, have = (earlier if req.first is None else 0), 0
+                else:  # nothing of its own cached: an earlier run's prompt, the first time only
+                    hit, have = (0 if req.started else earlier), 0
                 new = min(tokens - hit, left)
                 want = need(hit + new) - have
                 # the check counts the hit blocks it takes back from the free queue as blocks to allocate
@@ -200,6 +207,8 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 pool.take(want)
                 req.blocks += want
                 req.computed = hit
+                req.started = True
+                req.held = req.held or (req.first is None and room_stops > req.stops)
                 running.append(req)
                 scheduled.append((req, new))
                 left -= new
@@ -207,8 +216,8 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                     decodes += 1
                 else:
                     prefill += new
-        if waiting and (preempted or left > 0) and waiting[0].first is None:
-            waiting[0].held = True  # stopped for room (a slot, blocks), not for the step's token budget
+        if waiting and (preempted or left > 0):
+            room_stops += 1  # stopped for room (a slot, blocks), not for the step's token budget
         dt = step_s(decodes, prefill)
         if dt <= 0:
             raise ValueError(f"a step of {decodes} decodes and {prefill} prompt tokens takes {dt} s")
