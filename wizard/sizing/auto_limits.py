@@ -9,22 +9,10 @@ sliding-window layers and the profile's batch make the KV per sequence non-linea
 from __future__ import annotations
 
 from wizard.errors import InputError
+from wizard.sizing.bisection import largest
 from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.fit import SizeInputs, size
 from wizard.specs import GpuSpec, ModelSpec
-
-
-def _largest(lo: int, hi: int, fits) -> int:
-    """The largest n in [lo, hi] with fits(n), given fits is monotone (True up to some n); 0 when none."""
-    if not fits(lo):
-        return 0
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def longest_context(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, batch_follows_context: bool = False) -> int:
@@ -45,7 +33,7 @@ def longest_context(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, batch_fo
         return inputs._replace(context_tokens=ctx)
 
     top = model.max_position_embeddings // BLOCK_SIZE
-    blocks = _largest(1, top, lambda n: size(model, gpu, at(n)).fits)
+    blocks = largest(1, top, lambda n: size(model, gpu, at(n)).fits)
     if not blocks:
         raise InputError("--context", "auto", f"not even {BLOCK_SIZE} tokens × {inputs.concurrency} sequences fit "
                                               f"{gpu.id} at this layout; use more GPUs or a smaller precision")
@@ -54,7 +42,7 @@ def longest_context(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, batch_fo
 
 def most_sequences(model: ModelSpec, gpu: GpuSpec, inputs: SizeInputs, cap: int = 1_000_000) -> int:
     """The most sequences of `inputs.context_tokens` that fit; InputError when not one does."""
-    n = _largest(1, cap, lambda c: size(model, gpu, inputs._replace(concurrency=c)).fits)
+    n = largest(1, cap, lambda c: size(model, gpu, inputs._replace(concurrency=c)).fits)
     if not n:
         raise InputError("--concurrency", "auto", f"not one sequence of {inputs.context_tokens:,} tokens fits {gpu.id} "
                                                   "at this layout; shorten the context or use more GPUs")

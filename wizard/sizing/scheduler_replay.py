@@ -28,6 +28,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import NamedTuple
 
+from wizard.sizing.bisection import largest
+
 
 class Replay(NamedTuple):
     """What a replayed run measures (seconds; means over its requests unless named P99)."""
@@ -60,6 +62,28 @@ class _Request:
         self.started = False  # admitted once (an earlier run's cached prompt is then among its own blocks)
         self.stops = 0  # the run's stops for room when it joined the waiting queue
         self.held = False  # it waited for room (a slot or blocks) before its first token
+
+
+class _Step:
+    """What one step schedules: the requests and their tokens, its decodes and prompt tokens, the budget left."""
+
+    __slots__ = ("scheduled", "decodes", "prefill", "left", "prompt")
+
+    def __init__(self, budget: int, prompt: int) -> None:
+        self.scheduled: list[tuple[_Request, int]] = []
+        self.decodes = 0  # one token of a request past its prompt
+        self.prefill = 0  # every other token: prompts, and what a preempted request recomputes
+        self.left = budget
+        self.prompt = prompt
+
+    def book(self, req: _Request, new: int) -> None:
+        """Schedule `new` tokens of `req` in this step."""
+        self.scheduled.append((req, new))
+        if new == 1 and req.computed >= self.prompt:
+            self.decodes += 1
+        else:
+            self.prefill += new
+        self.left -= new
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -152,16 +176,15 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
             req = pending.popleft()
             req.stops = room_stops
             waiting.append(req)
-        left = budget
-        scheduled: list[tuple[_Request, int]] = []
+        step = _Step(budget, prompt)
+        scheduled = step.scheduled
         preempted = False
-        decodes = prefill = 0  # a decode: one token of a request past its prompt; the other tokens are prompt tokens
         i = 0
-        while i < len(running) and left > 0:  # the running requests first, in order
+        while i < len(running) and step.left > 0:  # the running requests first, in order
             req = running[i]
             new = prompt + req.generated - req.computed
-            if new > left:
-                new = left
+            if new > step.left:
+                new = step.left
             want = (req.computed + new + block_tokens - 1) // block_tokens - req.blocks
             itself = False
             while want > pool.free and not itself:  # preempt the last running request (it may be this one)
@@ -179,15 +202,10 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
             if want:
                 pool.take(want)
                 req.blocks += want
-            scheduled.append((req, new))
-            left -= new
-            if new == 1 and req.computed >= prompt:
-                decodes += 1
-            else:
-                prefill += new
+            step.book(req, new)
             i += 1
         if not preempted:  # then the waiting ones, in order, while they fit
-            while waiting and left > 0 and len(running) < max_seqs:
+            while waiting and step.left > 0 and len(running) < max_seqs:
                 req = waiting[0]
                 tokens = prompt + req.generated
                 if req.cached is not None:  # its own full blocks still cached: the head of its tokens, less the last
@@ -195,7 +213,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                     hit = have * block_tokens
                 else:  # nothing of its own cached: an earlier run's prompt, the first time only
                     hit, have = (0 if req.started else earlier), 0
-                new = min(tokens - hit, left)
+                new = min(tokens - hit, step.left)
                 want = need(hit + new) - have
                 # the check counts the hit blocks it takes back from the free queue as blocks to allocate
                 # (get_num_blocks_to_allocate: a computed block with ref_cnt 0 is evictable)
@@ -210,19 +228,14 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 req.started = True
                 req.held = req.held or (req.first is None and room_stops > req.stops)
                 running.append(req)
-                scheduled.append((req, new))
-                left -= new
-                if new == 1 and req.computed >= prompt:
-                    decodes += 1
-                else:
-                    prefill += new
-        if waiting and (preempted or left > 0):
+                step.book(req, new)
+        if waiting and (preempted or step.left > 0):
             room_stops += 1  # stopped for room (a slot, blocks), not for the step's token budget
-        dt = step_s(decodes, prefill)
+        dt = step_s(step.decodes, step.prefill)
         if dt <= 0:
-            raise ValueError(f"a step of {decodes} decodes and {prefill} prompt tokens takes {dt} s")
+            raise ValueError(f"a step of {step.decodes} decodes and {step.prefill} prompt tokens takes {dt} s")
         stride = 1
-        if not prefill and not preempted and scheduled and all(req.first is not None for req, _ in scheduled):
+        if not step.prefill and not preempted and scheduled and all(req.first is not None for req, _ in scheduled):
             # a stretch of decode steps in which nothing changes — no block short, no request ending, nothing sent,
             # no room for a waiting request (there was none now, and decoding only uses blocks up) — in one stride
             stride = _stride(running, out, pool.free, need)
@@ -236,9 +249,9 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
         now += dt * stride
         busy += dt * stride * len(running)
         steps += stride
-        if prefill:
+        if step.prefill:
             prompt_steps += 1
-            prompt_tokens += prefill
+            prompt_tokens += step.prefill
         ended = False
         for req, new in scheduled:
             req.computed += new + stride - 1
@@ -276,13 +289,4 @@ def _stride(running: list[_Request], out: int, free: int, need: Callable[[int], 
     def fits(s: int) -> bool:
         return sum(need(req.computed + s) - req.blocks for req in running) <= free
 
-    if fits(hi):
-        return hi
-    lo = 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return hi if fits(hi) else largest(1, hi - 1, fits)  # one step always fits: its blocks are taken
