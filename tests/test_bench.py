@@ -249,8 +249,27 @@ def test_a_run_past_the_engines_slots_is_predicted_by_the_scheduler_replay(repo,
     f = tmp_path / "overrun.json"
     f.write_text(json.dumps({"max_concurrency": 200, "num_prompts": 800, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}))
     notes = " ".join(run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()["notes"])
-    assert "kept 100 requests in flight on each replica, more than its engine holds to their last token (48:" in notes
+    assert "kept 100 requests in flight on its busiest replica, more than the engine holds to their last token (48:" \
+        in notes
     assert "--max-num-seqs 48" in notes
+
+
+def test_the_queue_note_needs_a_known_closed_loop_load(repo, tmp_path):
+    """No note from a result that names neither its clients nor its prompts (its load is unknown), nor from a
+    rate-capped run (its arrivals, not its cap, set what is in flight); 97 clients on 2 replicas put 49 on the busier.
+    A whole-number float count (200.0) is read as the count."""
+    _, path = repo
+
+    def notes(result: dict) -> str:
+        f = tmp_path / "r.json"
+        f.write_text(json.dumps({"mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0, **result}))
+        return " ".join(run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()["notes"])
+
+    lengths = {"completed": 10, "total_input_tokens": 10 * 1000, "total_output_tokens": 10 * 200}
+    assert "in flight" not in notes(lengths)
+    assert "in flight" not in notes({**lengths, "max_concurrency": 200, "request_rate": 1.0, "num_prompts": 100})
+    assert "kept 49 requests in flight on its busiest replica" in notes({"max_concurrency": 97, "num_prompts": 970})
+    assert "kept 100 requests in flight" in notes({"max_concurrency": 200.0, "num_prompts": 800})
 
 
 def test_a_run_without_concurrency_or_rate_sends_every_prompt_at_once(repo, tmp_path):
@@ -327,7 +346,7 @@ def test_every_starter_repos_bench_passes_a_result_equal_to_its_prediction(name,
     r = run_main("check-bench", str(result), "--plan", str(repo_path / "plan.json"), "--json")
     assert r.code == 0, r.out + r.err
     # the planned peak fits the engines: no request waits in vLLM's queue for room
-    assert not [n for n in r.json()["notes"] if "more than its engine holds" in n]
+    assert not [n for n in r.json()["notes"] if "more than the engine holds" in n]
     at_peak = plan["performance"]["at_peak"]
     assert ("--max-concurrency" in argv) == (at_peak.get("requests_per_s") is None)
     # the peak over the replicas (whole clients, or a rate rounded up to three digits): the at-peak figures

@@ -137,7 +137,10 @@ def run_lengths(plan: Plan, data: dict[str, Any]) -> Lengths | None:
 
 
 def count(value: Any) -> int | None:
-    """A result's count field (num_prompts, max_concurrency) when it is a whole number above 0 (not a bool)."""
+    """A result's count field (num_prompts, max_concurrency) when it is a whole number above 0 (an int, or a float
+    such as 200.0; not a bool)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
@@ -198,14 +201,16 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
         return fallback, ("the plan's model or card could not be sized here: the figures are the plan's own, at its "
                           "batch per replica and its typical request, not at the benchmark's load"), None
     note = ""
-    if w.rate is None or w.capped:
-        # a closed loop holding more requests than the engine takes to their last token: a queue in the engine
-        in_flight = min(w.clients or w.concurrency, float(per_prompts or math.inf))
+    if w.rate is None and (conc or prompts):
+        # a closed loop (its clients, or every prompt at once) holding more requests than the engine takes to their
+        # last token: a queue in the engine. The busiest replica has ⌈clients / replicas⌉ (a rate-capped loop keeps
+        # what its arrivals bring, not its cap: no note).
+        in_flight = min(-(-conc // replicas) if conc else math.inf, per_prompts or math.inf)
         seqs, kv = max_num_seqs(r), kv_whole_requests(r, prompt, output)
         if in_flight > min(seqs, kv) * 1.01:
-            note = (f"the benchmark kept {in_flight:,.4g} requests in flight on each replica, more than its engine "
-                    f"holds to their last token ({min(seqs, kv):,.4g}: --max-num-seqs {seqs:,.0f}, KV cache for "
-                    f"{kv:,.4g} requests of {prompt + output:,} tokens); the rest waited in vLLM's queue or were "
+            note = (f"the benchmark kept {in_flight:,} requests in flight on its busiest replica, more than the "
+                    f"engine holds to their last token ({min(seqs, kv):,.4g}: --max-num-seqs {seqs:,.0f}, KV cache "
+                    f"for {kv:,.4g} requests of {prompt + output:,} tokens); the rest waited in vLLM's queue or were "
                     "preempted and recomputed: its TTFT measures that queue, not the plan's peak, and the predictions "
                     "follow it")
     return {"ttft_ms": q.ttft_ms, "ttft_p99_ms": q.ttft_p99_ms, "tpot_ms": q.tpot_ms, "tpot_p99_ms": q.tpot_p99_ms,

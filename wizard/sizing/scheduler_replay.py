@@ -194,7 +194,6 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 victim.full = victim.computed // block_tokens
                 pool.release(victim, keep=True)
                 victim.computed = 0
-                victim.stops = room_stops
                 waiting.appendleft(victim)
                 itself = victim is req
             if itself:
@@ -289,4 +288,4 @@ def _stride(running: list[_Request], out: int, free: int, need: Callable[[int], 
     def fits(s: int) -> bool:
         return sum(need(req.computed + s) - req.blocks for req in running) <= free
 
-    return hi if fits(hi) else largest(1, hi - 1, fits)  # one step always fits: its blocks are taken
+    return hi if fits(hi) else max(1, largest(1, hi - 1, fits))  # one step always fits: its blocks are taken
