@@ -252,6 +252,14 @@ def test_a_run_past_the_engines_slots_is_predicted_by_the_scheduler_replay(repo,
     assert "kept 100 requests in flight on its busiest replica, more than the engine holds to their last token (48:" \
         in notes
     assert "--max-num-seqs 48" in notes
+    # a TTFT over its target there is a queue for room: the advice counts the replicas that hold 200 requests whole
+    # (48 each: 5), not a latency scaled linearly (which would ask for dozens)
+    f.write_text(json.dumps({"max_concurrency": 200, "num_prompts": 800, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0,
+                             "p99_ttft_ms": 100_000.0}))
+    advice = run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()["advice"]
+    p99 = next(line for line in advice if line.startswith("TTFT P99"))
+    assert "holding its 200 requests in flight without that queue takes about 5 replica(s) instead of 2" in p99
+    assert "latency taken as linear" not in p99
 
 
 def test_the_queue_note_needs_a_known_closed_loop_load(repo, tmp_path):

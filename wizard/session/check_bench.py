@@ -12,7 +12,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from wizard.errors import InputError
 from wizard.specs.contracts import Plan
@@ -144,8 +144,26 @@ def count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+class Overrun(NamedTuple):
+    """A closed-loop run that kept more requests in flight on a replica than its engine holds to their last token."""
+
+    in_flight: int  # requests on the busiest replica
+    clients: int  # requests in flight over all replicas
+    held: float  # what one engine holds to their last token: min(max_num_seqs, KV cache)
+    max_num_seqs: float
+    kv_requests: float  # requests of the run's lengths the KV cache holds whole
+    tokens: int  # a request's prompt + output
+
+    def note(self) -> str:
+        return (f"the benchmark kept {self.in_flight:,} requests in flight on its busiest replica, more than the "
+                f"engine holds to their last token ({self.held:,.4g}: --max-num-seqs {self.max_num_seqs:,.0f}, KV "
+                f"cache for {self.kv_requests:,.4g} requests of {self.tokens:,} tokens); the rest waited in vLLM's "
+                "queue or were preempted and recomputed: its TTFT measures that queue, not the plan's peak, and the "
+                "predictions follow it")
+
+
 def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
-                          ) -> tuple[dict[str, float | None], str, Lengths | None]:
+                          ) -> tuple[dict[str, float | None], str, Lengths | None, Overrun | None]:
     """The plan's figures at the load the benchmark ran — its clients (or rate) spread over the replicas, its
     prompt count (the closed loop's opening burst), its requests' lengths (run_lengths) — from the sizing core; the
     plan's own figures (at its batch per replica) when the model or card cannot be sized here, with a line saying
@@ -199,8 +217,8 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
         q = performance(r, w)
     except (InputError, OSError, ValueError):
         return fallback, ("the plan's model or card could not be sized here: the figures are the plan's own, at its "
-                          "batch per replica and its typical request, not at the benchmark's load"), None
-    note = ""
+                          "batch per replica and its typical request, not at the benchmark's load"), None, None
+    overrun = None
     if w.rate is None and (conc or prompts):
         # a closed loop (its clients, or every prompt at once) holding more requests than the engine takes to their
         # last token: a queue in the engine. The busiest replica has ⌈clients / replicas⌉ (a rate-capped loop keeps
@@ -208,13 +226,10 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
         in_flight = min(-(-conc // replicas) if conc else math.inf, per_prompts or math.inf)
         seqs, kv = max_num_seqs(r), kv_whole_requests(r, prompt, output)
         if in_flight > min(seqs, kv) * 1.01:
-            note = (f"the benchmark kept {in_flight:,} requests in flight on its busiest replica, more than the "
-                    f"engine holds to their last token ({min(seqs, kv):,.4g}: --max-num-seqs {seqs:,.0f}, KV cache "
-                    f"for {kv:,.4g} requests of {prompt + output:,} tokens); the rest waited in vLLM's queue or were "
-                    "preempted and recomputed: its TTFT measures that queue, not the plan's peak, and the predictions "
-                    "follow it")
+            overrun = Overrun(int(in_flight), int(min(conc or math.inf, prompts or math.inf)), min(seqs, kv), seqs, kv,
+                              prompt + output)
     return {"ttft_ms": q.ttft_ms, "ttft_p99_ms": q.ttft_p99_ms, "tpot_ms": q.tpot_ms, "tpot_p99_ms": q.tpot_p99_ms,
-            "output_tokens_per_s": q.output_tokens_per_s * replicas}, note, lengths
+            "output_tokens_per_s": q.output_tokens_per_s * replicas}, "", lengths, overrun
 
 
 def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
@@ -228,9 +243,11 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
         raise InputError("--plan", str(plan_path), "has no served layout to compare (a managed API or an offline plan)")
     replicas = max(1, plan.replicas)
     conc, rate, prompts = count(data.get("max_concurrency")), data.get("request_rate"), count(data.get("num_prompts"))
-    predicted, how, lengths = predict_at_bench_load(plan, data, replicas)
+    predicted, how, lengths, overrun = predict_at_bench_load(plan, data, replicas)
     if how:
         check.notes.append(how)
+    if overrun is not None:
+        check.notes.append(overrun.note())
     arrivals = finite_rate(rate)
     check.load = (f"{conc} requests in flight, joining at {arrivals:g} requests/s"
                   if isinstance(conc, int) and arrivals is not None
@@ -275,7 +292,13 @@ def check_bench(result_path: Path, plan_path: Path) -> BenchCheck:
             continue
         line = f"{row.metric}: measured {row.measured:,.1f} against {row.predicted:,.1f} predicted ({row.off:+.0%}); " \
                f"revisit {REVISIT[row.key]}"
-        if row.target and row.measured and row.measured > row.target:
+        if row.target and row.measured and row.measured > row.target and overrun is not None \
+                and row.key.endswith("ttft_ms"):
+            # a queue for room, not a slow engine: the replicas that hold the run's requests to their last token
+            line += (f". The run overran its engines: holding its {overrun.clients:,} requests in flight without that "
+                     f"queue takes about {math.ceil(overrun.clients / overrun.held)} replica(s) instead of "
+                     f"{replicas}")
+        elif row.target and row.measured and row.measured > row.target:
             implied = math.ceil(replicas * row.measured / row.target)
             line += (f". At the measured figure the target needs about {implied} replica(s) instead of {replicas} "
                      "(latency taken as linear in the sequences per replica: an assumption)")
