@@ -130,6 +130,22 @@ def test_an_earlier_runs_cached_prompt_counts_in_whole_blocks():
     assert whole.ttft == pytest.approx(0.026)
 
 
+def test_a_request_whose_blocks_were_all_evicted_recomputes_its_earlier_cached_prompt_too():
+    """2-token blocks, a pool of 4 (one request of 4 + 4 tokens), a 3-token budget, 10 ms + 1 ms a prompt token; 2
+    of each prompt's tokens are cached from an earlier run. Step 1 (13 ms): A from its cached 2 (2 tokens, its first
+    token), B from its cached 2 (1 token: 3 of 4). Step 2: A needs a third block: B is preempted, its one full block
+    stays cached, and A takes its partial one. Step 3: B's hit (1 block) and chunk (1 block) do not fit the 1 free
+    block; A's next two decodes take that free block too (B's cached one) and A ends at 43 ms. Step 4: B has nothing
+    cached left — the earlier run's blocks were its own, now evicted — so it prefills its whole prompt: 3 tokens
+    (13 ms), then 1 (11 ms): first token at 67 ms, last at 97 ms. Had it taken the earlier run's hit again, it would
+    have prefilled 2 tokens and had its first token at 55 ms."""
+    run = replay(lambda d, p: 0.01 + 0.001 * p, blocks=4, budget=3, max_seqs=2, prompt=4, out=4, n=2, clients=2,
+                 block_tokens=2, cached_prompt=3)
+    assert run.preemptions == 1
+    assert run.ttft == pytest.approx((0.013 + 0.067) / 2)
+    assert run.duration == pytest.approx(0.097)
+
+
 def test_a_burst_that_waits_only_for_the_token_budget_did_not_wait_for_room():
     """Four 100-token prompts on a 64-token budget take turns for it, but there are slots and blocks for all: no
     request waited for room (what marks a run that overran the engine)."""
