@@ -177,7 +177,7 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
     conc, rate, prompts = count(data.get("max_concurrency")), data.get("request_rate"), count(data.get("num_prompts"))
     try:
         from wizard.sizing.fit import SizeInputs, size
-        from wizard.sizing.performance import Workload, kv_whole_requests, max_num_seqs, performance
+        from wizard.sizing.performance import Workload, kv_requests, max_num_seqs, performance
         from wizard.sources.catalog import find_gpu
         from wizard.sources.resolve import resolve_model
 
@@ -224,7 +224,7 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
         # last token: a queue in the engine. The busiest replica has ⌈clients / replicas⌉ (a rate-capped loop keeps
         # what its arrivals bring, not its cap: no note).
         in_flight = min(-(-conc // replicas) if conc else math.inf, per_prompts or math.inf)
-        seqs, kv = max_num_seqs(r), kv_whole_requests(r, prompt, output)
+        seqs, kv = max_num_seqs(r), kv_requests(r, prompt + output)
         if in_flight > min(seqs, kv) * 1.01:
             overrun = Overrun(int(in_flight), int(min(conc or math.inf, prompts or math.inf)), min(seqs, kv), seqs, kv,
                               prompt + output)

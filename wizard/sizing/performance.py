@@ -337,6 +337,22 @@ def flops_efficiency(g: GpuSpec, speed: Speed) -> float:
     return EFF_FLOPS_GDDR if is_gddr(g) else EFF_FLOPS
 
 
+def _affine_stage(r: SizeResult, decodes: float, chunk: float, avg_context: float
+                  ) -> tuple[Callable[[float], float], tuple[float, float, float]]:
+    """One PP stage's step (s) with `decodes` decodes and p prompt tokens, 0 ≤ p ≤ chunk, and its (memory,
+    compute, communication) s at p = 0. The three are affine in p (exactly for dense models; MoE's touched experts
+    grow slower than linearly, so this is the safe side): two evaluations give every p."""
+    m0, c0, k0 = step_time(r, decodes, 0.0, avg_context)
+    m1, c1, k1 = step_time(r, decodes, chunk, avg_context)
+    overhead = speed_for(r.inputs.vllm_version, r.model.architecture, r.gpu.vendor).step_overhead_s
+
+    def at(prefill: float) -> float:
+        x = prefill / chunk
+        return max(m0 + (m1 - m0) * x, c0 + (c1 - c0) * x) + (k0 + (k1 - k0) * x) + overhead
+
+    return at, (m0, c0, k0)
+
+
 def _stage(r: SizeResult, decodes: float, prefill: float, avg_context: float) -> tuple[float, float, float, float]:
     """(step s, memory s, compute s, communication s) of one PP stage: memory and compute overlap."""
     mem, comp, comm = step_time(r, decodes, prefill, avg_context)
@@ -471,16 +487,17 @@ def _replayable(r: SizeResult, w: Workload) -> bool:
             and r.kv_pool_bytes >= r.sequence_kv_bytes(w.prompt_tokens + max(1, w.output_tokens)))
 
 
-def kv_whole_requests(r: SizeResult, prompt: int, out: int) -> float:
-    """Requests of prompt + output tokens the KV pool holds at their full length (whole blocks)."""
-    whole = r.sequence_kv_bytes(prompt + max(1, out))
-    return r.kv_pool_bytes / whole if whole else math.inf
+def kv_requests(r: SizeResult, tokens: float) -> float:
+    """Sequences of `tokens` tokens the KV pool holds (whole blocks; a sliding window or a linear layer's state
+    counted as the engine budgets them)."""
+    per_sequence = r.sequence_kv_bytes(max(1, round(tokens)))
+    return r.kv_pool_bytes / per_sequence if per_sequence else math.inf
 
 
 def _held_whole(r: SizeResult, w: Workload) -> float:
     """Requests the engine holds to their last token at once: max_num_seqs, and what the KV pool holds of
     requests at their full length (prompt + output)."""
-    return min(max_num_seqs(r), kv_whole_requests(r, w.prompt_tokens, w.output_tokens))
+    return min(max_num_seqs(r), kv_requests(r, w.prompt_tokens + max(1, w.output_tokens)))
 
 
 def _run_clients(w: Workload) -> int:
@@ -500,16 +517,12 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
     budget = r.activation.tokens
     avg_context = prompt + out / 2
     speed = speed_for(r.inputs.vllm_version, r.model.architecture, r.gpu.vendor)
-    alone: dict[int, tuple[tuple[float, float, float], tuple[float, float, float]]] = {}
+    stages: dict[int, Callable[[float], float]] = {}  # by the step's decodes
 
     def step_s(decodes: int, prefill: int) -> float:
-        # memory, compute and communication are affine in the prompt tokens (as in _under_load): two evaluations
-        # a batch size
-        if decodes not in alone:
-            alone[decodes] = (step_time(r, decodes, 0.0, avg_context), step_time(r, decodes, budget, avg_context))
-        (m0, c0, k0), (m1, c1, k1) = alone[decodes]
-        x = prefill / budget
-        return max(m0 + (m1 - m0) * x, c0 + (c1 - c0) * x) + k0 + (k1 - k0) * x + speed.step_overhead_s
+        if decodes not in stages:
+            stages[decodes] = _affine_stage(r, decodes, budget, avg_context)[0]
+        return stages[decodes](prefill)
 
     clients = _run_clients(w) if w.rate is None else None
     run = replay(step_s, blocks, budget, int(max_num_seqs(r)), prompt, out, w.prompts or 1, clients=clients,
@@ -601,9 +614,7 @@ def engine_slots(r: SizeResult, prompt: int, out: int) -> float:
     """Sequences the engine runs at once: at most max_num_seqs (pinned, else the release's default for the card)
     and what the KV pool holds of sequences of prompt + half the output (a sliding window or a linear layer's state
     counted as the engine budgets them); requests beyond wait in its queue, not in the decode batch."""
-    per_sequence = r.sequence_kv_bytes(max(1, round(prompt + out / 2)))
-    kv = max(1.0, r.kv_pool_bytes / per_sequence) if per_sequence else math.inf
-    return min(max_num_seqs(r), kv)
+    return min(max_num_seqs(r), max(1.0, kv_requests(r, prompt + out / 2)))
 
 
 def max_num_seqs(r: SizeResult) -> float:
@@ -618,9 +629,7 @@ def admitted_at_once(r: SizeResult, prompt: int) -> float:
     request when the free blocks hold its prompt (V1 KVCacheManager.allocate_slots; V0 BlockSpaceManager.can_allocate,
     less a 1 % watermark not counted here), and makes room for the outputs later by preempting (recompute), at most
     max_num_seqs."""
-    per_prompt = r.sequence_kv_bytes(max(1, prompt))
-    kv = r.kv_pool_bytes / per_prompt if per_prompt else math.inf
-    return min(max_num_seqs(r), kv)
+    return min(max_num_seqs(r), kv_requests(r, prompt))
 
 
 def _overloaded(r: SizeResult, w: Workload, state: "_Load", slots: float, prompt: int, out: int, budget: int,
@@ -754,21 +763,16 @@ def _under_load(r: SizeResult, w: Workload, b: float, prompt: int, out: int, bud
     # for the steps that carry it (Workload.cached_prompt_tokens)
     prompt = max(1, prompt - w.cached_prompt_tokens)
     speed = speed_for(i.vllm_version, r.model.architecture, r.gpu.vendor)
-    overhead, frontend = speed.step_overhead_s, speed.frontend_s
+    frontend = speed.frontend_s
     chunk = max(1.0, budget - b)  # prompt tokens a step can carry beside the decodes
     micro = b / i.pp  # PP keeps pp micro-batches in flight
     hand_off = pp_hand_off_s(r, micro)
 
-    # A stage's memory, compute and communication times are affine in the prompt tokens it carries (exactly for
-    # dense models; MoE's touched experts grow slower than linearly, so this is the safe side): two evaluations give
-    # every step the fixed point below needs.
-    _, mem, comp, comm = _stage(r, micro, 0.0, avg_context)
-    _, mem1, comp1, comm1 = _stage(r, micro, chunk, avg_context)
+    # every step the fixed point below needs, from a stage's step affine in its prompt tokens
+    stage, (mem, comp, comm) = _affine_stage(r, micro, chunk, avg_context)
 
     def step(prefill: float) -> float:  # a whole step (all PP stages) with `prefill` prompt tokens beside the decodes
-        x = prefill / chunk
-        m, c, k = mem + (mem1 - mem) * x, comp + (comp1 - comp) * x, comm + (comm1 - comm) * x
-        return (max(m, c) + k + overhead) * i.pp + hand_off
+        return stage(prefill) * i.pp + hand_off
 
     s_dec = step(0.0)
     # Multi-step scheduling (V0's --num-scheduler-steps n): the scheduler runs once per block of n steps. With
