@@ -264,10 +264,10 @@ def test_clients_beyond_what_the_engine_admits_wait_for_a_slot(llama8b, h100):
     _close(queued.output_tokens_per_s, base.output_tokens_per_s, rel=1e-9)
 
 
-def test_waves_beyond_the_slots_wait_for_a_whole_wave(llama8b, h100):
-    """Identical requests in waves of 16, 64 clients: a slot frees when a wave is done — its burst TTFT and its 200
-    decode steps at the closed loop's TPOT — so the other 48 wait (64 − 16) / 16 such waves, on top of the wave's
-    own TTFT."""
+def test_waves_beyond_the_slots_wait_for_a_whole_wave(llama8b, h100, closed_form):
+    """The closed form (where the scheduler replay does not answer): identical requests in waves of 16, 64 clients:
+    a slot frees when a wave is done — its burst TTFT and its 200 decode steps at the closed loop's TPOT — so the
+    other 48 wait (64 − 16) / 16 such waves, on top of the wave's own TTFT."""
     r = size(llama8b, h100, SizeInputs(concurrency=16))
     wave = performance(r, Workload(16, 1000, 200, prompts=100, synchronized=True))
     queued = performance(r, Workload(16, 1000, 200, prompts=100, synchronized=True, clients=64))
@@ -288,16 +288,29 @@ def test_a_benchmark_burst_raises_the_mean_ttft_by_its_share(llama8b, h100):
     _close(bench.ttft_ms, (0.16 * burst + 0.84 * steady.ttft_ms / 1000) * 1000, rel=1e-6)
 
 
-def test_a_closed_loop_of_identical_requests_bursts_every_wave(llama8b, h100):
-    """bench/run.sh sends identical requests (random dataset, range ratio 0, --ignore-eos): the 16 clients finish
-    together, so every wave is the opening burst — 16 × 1000 tokens in 2 chunk steps of 8176 — and the mean TTFT is
-    the burst's, not 16/100 of it; P99 waits for the whole burst."""
+def test_the_closed_form_takes_every_wave_of_identical_requests_as_a_burst(llama8b, h100, closed_form):
+    """Where the scheduler replay does not answer (V0, PP, hybrid models), identical requests (random dataset, range
+    ratio 0, --ignore-eos) are taken to finish together, so every wave is the opening burst — 16 × 1000 tokens in 2
+    chunk steps of 8176 — and the mean TTFT is the burst's, not 16/100 of it; P99 waits for the whole burst (a bound
+    from above: prompts that took steps of their own come back apart)."""
     r = size(llama8b, h100, SizeInputs(concurrency=16))
     waves = performance(r, Workload(16, 1000, 200, prompts=100, synchronized=True))
     full = step_of(r, 16, 8176, 1100)[0]
     _close(waves.ttft_ms, (perf.FRONTEND_S + (2 + 1) / 2 * full) * 1000, rel=1e-6)
     assert waves.ttft_p99_ms >= (perf.FRONTEND_S + 2 * full) * 1000 - 1e-6
     assert waves.ttft_ms > performance(r, Workload(16, 1000, 200, prompts=100)).ttft_ms
+
+
+def test_identical_requests_whose_prompts_share_a_step_come_back_as_a_burst(llama8b, h100):
+    """The scheduler replay: 4 clients of 1,000-token prompts fit one 8,192-token step, so the four get their first
+    tokens in that step, end in the same step and are sent again together: every wave of the 40 requests is the
+    same step of 4,000 prompt tokens on an idle engine, and every TTFT is the front end and that step."""
+    r = size(llama8b, h100, SizeInputs(concurrency=4))
+    assert r.activation.tokens == 8192
+    p = performance(r, Workload(4, 1000, 200, prompts=40, synchronized=True))
+    want = (perf.FRONTEND_S + step_of(r, 0, 4000, 1100)[0]) * 1000
+    _close(p.ttft_ms, want, rel=1e-6)
+    _close(p.ttft_p99_ms, want, rel=1e-6)
 
 
 def test_clients_joining_at_a_rate_the_closed_loop_keeps_up_with_run_that_closed_loop(llama8b, h100):
@@ -320,7 +333,7 @@ def test_clients_joining_at_a_rate_the_closed_loop_keeps_up_with_run_that_closed
     assert slow.concurrency < 16
 
 
-def test_clients_joining_faster_than_the_prefill_ceiling_back_up_towards_the_burst(llama8b, h100):
+def test_clients_joining_faster_than_the_prefill_ceiling_back_up_towards_the_burst(llama8b, h100, closed_form):
     """64 identical requests (synchronized: the phases stay every cycle) whose clients join at rate R: each cycle's
     64 prompts arrive at R a second; past the prefill ceiling C the k-th waits k (1 / C − 1 / R), (64 + 1) / 2 × that
     on average. The extra wait grows with R and stays below the burst of all 64 at once; varied requests carry it in
@@ -694,7 +707,7 @@ def test_prompts_sent_at_once_are_one_run_whichever_loop_sends_them(llama8b, h10
     """64 prompts of 1,000 tokens at once — a closed loop of 64 clients with 64 prompts, or an open loop at an
     unbounded rate — are the same event: prefilled a chunk after another (a full chunk in every step until the last),
     each decoding from its first token; the run ends after its last prompt's first token, and one prompt alone
-    is its TTFT and 200 steps of one sequence."""
+    is its TTFT (its first token) and 199 decode steps of one sequence."""
     r = size(llama8b, h100, SizeInputs(concurrency=64))
     closed = performance(r, Workload(64, 1000, 200, prompts=64))
     opened = performance(r, Workload(1, 1000, 200, rate=1e9, prompts=64))
@@ -704,7 +717,9 @@ def test_prompts_sent_at_once_are_one_run_whichever_loop_sends_them(llama8b, h10
     _close(identical.output_tokens_per_s, closed.output_tokens_per_s, rel=1e-9)  # one wave: nothing to resend
     one = performance(r, Workload(8, 1000, 200, prompts=1))  # 8 clients, one prompt: one sequence
     _close(one.tpot_ms, step_of(r, 1, 0, 1100)[0] * 1000, rel=1e-3)
-    _close(200 / one.output_tokens_per_s, (one.ttft_ms + 200 * one.tpot_ms) / 1000, rel=1e-3)
+    # its first token comes with its prompt's step, the other 199 a decode step each (TPOT as vllm bench serve
+    # takes it: (latency − TTFT) / (output − 1))
+    _close(200 / one.output_tokens_per_s, (one.ttft_ms + 199 * one.tpot_ms) / 1000, rel=1e-9)
 
 
 def test_a_closed_loop_of_varied_outputs_ends_with_a_drain(llama8b, h100):

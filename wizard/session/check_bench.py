@@ -107,7 +107,7 @@ def varied_outputs(data: dict[str, Any], planned_output: int | None) -> bool:
     """The result's outputs differ in length. Its per-request `output_lens` (--save-detailed) say so directly, failed
     requests' zeros left out; without them, only bench/run.sh's case counts as identical: --ignore-eos requests of the
     plan's typical output, an output total of exactly that many a request (a conversation dataset's or EOS-stopped
-    outputs could divide evenly by chance). Identical requests in a closed loop move in synchronized waves
+    outputs could divide evenly by chance). Identical requests in a closed loop move in waves that keep their shape
     (performance.Workload.synchronized)."""
     lens = data.get("output_lens")
     if isinstance(lens, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in lens):

@@ -28,8 +28,10 @@ A prompt whose KV the engine already holds (the prefix cache: Workload.cached_pr
 its last cached block on; its KV still counts whole.
 A benchmark's closed loop starts with all B requests at once: that burst waits for B prompts' chunks in turn and
 weighs B / prompts in its mean TTFT (Workload.prompts; the planner's steady state has none). When every request has
-the same lengths (Workload.synchronized: vllm bench serve's random dataset, range ratio 0, --ignore-eos) the B
-requests also finish together, and every wave is such a burst. Its output over the whole run: the first B prompts
+the same lengths (Workload.synchronized: vllm bench serve's random dataset, range ratio 0, --ignore-eos) the
+requests that got their first token in the same step also finish together, so later waves arrive as the first
+one's steps left them (the scheduler replay below follows that); where the replay does not answer, the closed form
+takes every wave as such a burst, its bound from above. Its output over the whole run: the first B prompts
 are one run sent at once (benchmark_run), each later request holds a slot the closed loop's request time, and
 identical requests end in a last, smaller wave. V0's multi-step scheduling (--num-scheduler-steps n)
 takes new prompts only at the start of a block of n steps: a new request waits out half a block on average (a whole
@@ -40,11 +42,15 @@ steady state: its queue starts empty, the k-th of prompts sent faster than the p
 TPOT and its output over the whole run — which ends with its last request, with varied outputs (ShareGPT) most
 likely a long one — follow the run step by step as it fills and drains (benchmark_run); past the engine's slots it
 runs full and the rest queue (expected_last_finish).
-A benchmark run of identical requests (fixed lengths) that overruns the engine — more in flight than its KV pool
-holds at their full length, or than max_num_seqs — is not a steady state: which requests are admitted when, which
-are preempted and how much they recompute decide its TTFT, TPOT and duration. On V1's scheduler (one PP stage, no
-linear-attention layers) such a run is replayed step by step on this step model (scheduler_replay.py); the closed
-forms above answer elsewhere (varied outputs, V0, PP, linear-attention models) and below that load. The replay
+A benchmark run of identical requests (fixed lengths) is no steady state either: in a closed loop, which prompts
+share a step decides how its waves stagger (a burst of prompts that fit one step returns as a burst; prompts of
+several chunks each return a prompt's chunks apart); one that overruns the engine — more in flight than its KV pool
+holds at their full length, or than max_num_seqs — also has which requests are admitted when, which are preempted
+and how much they recompute decide its TTFT, TPOT and duration. On V1's scheduler (one PP stage, no
+linear-attention layers) a closed loop of identical requests, and an open loop that overruns the engine, are
+replayed step by step on this step model (scheduler_replay.py; an open loop below that load keeps its Poisson
+queueing, which the replay's evenly spaced arrivals would leave out); the closed forms above answer elsewhere
+(varied outputs, V0, PP, linear-attention models). The replay
 counts a request's KV in blocks of its own footprint at its full length, so a sliding-window model's (whose
 windowed layers stop growing) is taken as growing evenly.
 Poisson arrivals capped at B in flight (--request-rate with --max-concurrency, the starter repo's bench/run.sh) join
@@ -162,8 +168,9 @@ class Workload(NamedTuple):
     prompts: int | None = None
     clients: float | None = None  # closed loop: requests kept in flight by the clients, when above `concurrency`
     # Closed loop of identical requests (a random dataset at range ratio 0 with --ignore-eos, as the starter repo's
-    # bench/run.sh sends): they finish together, so every wave of `concurrency` prompts arrives at once, not only
-    # the first — each wave waits for its prompts' chunks in turn.
+    # bench/run.sh sends): those that started together finish together, so later waves keep the first one's shape
+    # (replayed where the scheduler replay answers; else every wave taken as the opening burst, its prompts' chunks
+    # in turn).
     synchronized: bool = False
     # Poisson arrivals at `rate` with at most `concurrency` in flight (vllm bench serve --request-rate with
     # --max-concurrency): the requests beyond wait in the client, outside TTFT (see `capped_load`).
@@ -374,8 +381,11 @@ def performance(r: SizeResult, w: Workload) -> Performance:
     if w.rate is None and w.prompts:
         b = min(b, float(w.prompts))  # a closed loop of N prompts has at most N in flight
     slots = engine_slots(r, prompt, out)
-    if w.rate is None and _replayable(r, w) and _run_clients(w) > _held_whole(r, w):
-        # a closed-loop run past what the engine holds whole: admission, preemption and recompute decide it
+    if w.rate is None and _replayable(r, w) and (
+            w.synchronized or _run_clients(w) >= (w.prompts or 1) or _run_clients(w) > _held_whole(r, w)):
+        # a closed loop of identical requests (which prompts share a step decides how its waves stagger), one wave
+        # (every prompt sent at once), or a run past what the engine holds whole (admission, preemption and recompute
+        # decide it)
         return _replayed(r, w, _under_load(r, w, b, prompt, out, budget, avg_context))
     # an open loop of N prompts (a benchmark) never has more than N in flight, whatever Little's law asks
     cap = min(slots, float(w.prompts)) if w.rate is not None and w.prompts else slots

@@ -1,8 +1,11 @@
 """A benchmark run of N identical requests replayed step by step through vLLM's V1 scheduler (§5, §9 Q3).
 
-For a run that overruns the engine — more requests in flight than its KV pool holds whole, or than max_num_seqs —
-each request's TTFT and TPOT are decided by when it is admitted, when it is preempted and how much it recomputes,
-which no steady-state closed form follows. The replay does what the scheduler does, one step at a time
+In a closed loop of identical requests, the requests that got their first token in the same step finish in the same
+step, so a wave returns as the scheduler's steps left the one before: a burst where its prompts shared a step,
+a prompt's chunks apart where each took steps of its own. In a run that overruns the engine — more requests in
+flight than its KV pool holds whole, or than max_num_seqs — each request's TTFT and TPOT are also decided by when it
+is admitted, when it is preempted and how much it recomputes. No steady-state closed form follows either. The
+replay does what the scheduler does, one step at a time
 (vllm/v1/core/sched/scheduler.py Scheduler.schedule, the V1 engine):
 - a step has a token budget (max_num_batched_tokens); the running requests go first, in order: a decode takes one
   token, a prompt in progress its remaining tokens up to what is left of the budget;
