@@ -1,7 +1,8 @@
-"""Time the load model takes for a benchmark run past the engine's slots, which it replays step by step through
-vLLM's scheduler (wizard/sizing/scheduler_replay.py): `check-bench` pays it once per result it reads.
+"""Time the load model takes for a closed-loop benchmark run of identical requests, which it replays step by step
+through vLLM's scheduler (wizard/sizing/scheduler_replay.py): `check-bench` pays it once per result it reads.
 
-Prints, for runs from a starter repo's bench size to a long overload, the seconds one `performance()` call takes
+Prints, for runs the engine holds whole and runs past its slots, from a starter repo's bench size to a long
+overload, the seconds one `performance()` call takes
 (the median of several, the cache cleared between them) and the figures it returns.
 Usage: python benchmarks/scheduler_replay.py [--runs N]
 """
@@ -18,7 +19,8 @@ from wizard.sizing.performance import Workload
 from wizard.sources.catalog import find_entry, find_gpu, load_catalog_model
 
 # (max_num_seqs, clients, prompts, prompt tokens, output tokens) on Llama-3.1-8B-Instruct, one H100 SXM
-CASES = [(48, 100, 400, 1000, 200), (256, 1000, 10_000, 1000, 200), (1024, 4000, 20_000, 2000, 2000)]
+CASES = [(64, 64, 10_000, 1000, 200), (256, 16, 100_000, 4000, 4000),  # held whole
+         (48, 100, 400, 1000, 200), (256, 1000, 10_000, 1000, 200), (1024, 4000, 20_000, 2000, 2000)]  # past the slots
 
 
 def main() -> None:
