@@ -590,11 +590,11 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     wait is not in TTFT. When the rate reaches mu, the requests a second the closed loop of b serves, the cap binds
     once the clients have joined — over (b − 1) / rate — and the engine runs that closed loop, each client's
     requests a request time (b / mu) apart; a run of N prompts ends when its last request, started at
-    (min(N, b) − 1) / rate + (N − b) / mu, is done. In every such cycle the b prompts arrive at `rate` a second:
-    beyond the prefill ceiling C they back up, the k-th waiting k (1 / C − 1 / rate) — every cycle when the requests
-    are identical (`synchronized`: the phases stay), the first only otherwise (b / N of the requests); at rate → ∞
-    this is the synchronized burst. Below mu the cap seldom binds: the open loop at that rate, while Little's law
-    keeps it within b."""
+    (min(N, b) − 1) / rate + (N − b) / mu, is done. The b prompts of the first cycle arrive at `rate` a second:
+    beyond the prefill ceiling C they back up, the k-th waiting k (1 / C − 1 / rate). Their first tokens then come
+    1 / C apart, and so do their ends and the next cycle's prompts (identical requests keep those phases, as the
+    scheduler replay shows; varied ones lose them), so only the first cycle waits: b / N of the requests. Below mu
+    the cap seldom binds: the open loop at that rate, while Little's law keeps it within b."""
     assert w.rate is not None
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     b, n = max(1.0, w.concurrency), w.prompts
@@ -609,7 +609,7 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     ceiling = _under_load(r, Workload(b, prompt, w.output_tokens, cached_prompt_tokens=cached), b, prompt, out,
                           r.activation.tokens, prompt + out / 2).ceiling
     behind = max(0.0, 1 / ceiling - 1 / w.rate)
-    share = 1.0 if w.synchronized else min(1.0, b / n) if n else 0.0
+    share = min(1.0, b / n) if n else 0.0  # the first cycle's prompts
     ttft, ttft99 = closed.ttft_ms / 1000 + share * behind * (b + 1) / 2, closed.ttft_p99_ms / 1000
     if share > 0.01:  # the slowest 1 % of all requests are the backlog's slowest 0.01 / share
         ttft99 += behind * math.ceil((1 - 0.01 / share) * b - 1e-9)
