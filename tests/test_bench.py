@@ -213,11 +213,12 @@ def test_a_file_that_is_no_result_exits_2(repo, tmp_path, content):
     assert_one_line_error(run_main("check-bench", str(bad), "--plan", str(path / "plan.json")), "RESULT")
 
 
-def test_a_result_of_identical_requests_is_predicted_as_synchronized_waves(repo, tmp_path):
+def test_a_result_of_identical_requests_is_replayed_as_such(repo, tmp_path):
     """bench/run.sh's requests all have the plan's lengths (random dataset, range ratio 0, --ignore-eos): the result's
-    output total is a whole multiple of its requests (480 × 200), and check-bench then predicts every wave of 24
-    clients per replica as a burst — a higher mean TTFT than the same mean lengths with varied outputs (one token
-    more in the total)."""
+    output total is a whole multiple of its requests (480 × 200), and check-bench then replays them through the
+    scheduler as identical requests: the 24 clients a replica send prompts of 1,000 tokens that share their steps,
+    end together and come back together, wave after wave — a higher mean TTFT than the same mean lengths with varied
+    outputs (one token more in the total), whose phases spread."""
     plan, path = repo
     load = {"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0, "completed": 480,
             "total_input_tokens": 480 * 1000}

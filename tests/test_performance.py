@@ -334,12 +334,11 @@ def test_clients_joining_at_a_rate_the_closed_loop_keeps_up_with_run_that_closed
 
 
 def test_clients_joining_faster_than_the_prefill_ceiling_back_up_in_their_first_cycle(llama8b, h100, closed_form):
-    """64 clients joining at rate R, 640 prompts: the first cycle's 64 prompts arrive at R a second; past the prefill
-    ceiling C the k-th waits k (1 / C − 1 / R), (64 + 1) / 2 × that on average. Their first tokens then come 1 / C
-    apart, and so do their ends and the next cycle's prompts — identical requests (synchronized) as well as varied
-    ones: only the first cycle waits, 64 of the 640 requests (P99: the slowest 1 % of all are the backlog's slowest
-    10 %, from the ceil(0.9 × 64) = 58th on). The wait grows with R and stays below the closed form's burst of all 64
-    at once every wave."""
+    """The closed form (varied requests; identical ones where the replay does not answer): 64 clients joining at
+    rate R, 640 prompts: the first cycle's 64 prompts arrive at R a second; past the prefill ceiling C the k-th waits
+    k (1 / C − 1 / R), (64 + 1) / 2 × that on average. Their phases then spread: only the first cycle waits, 64 of
+    the 640 requests (P99: the slowest 1 % of all are the backlog's slowest 10 %, from the ceil(0.9 × 64) = 58th on).
+    The wait grows with R and stays below the closed form's burst of all 64 at once every wave."""
     r = size(llama8b, h100, SizeInputs(concurrency=64))
     closed = performance(r, Workload(64, 1000, 200))
     ceiling = perf._under_load(r, Workload(64, 1000, 200), 64, 1000, 200, r.activation.tokens, 1100).ceiling
@@ -354,6 +353,41 @@ def test_clients_joining_faster_than_the_prefill_ceiling_back_up_in_their_first_
         assert varied == p
     burst = performance(r, Workload(64, 1000, 200, prompts=640, synchronized=True))
     assert waits[0] < waits[1] < burst.ttft_ms
+
+
+def test_clients_spread_over_replicas_are_replayed_at_the_whole_counts_around_them(llama8b, h100):
+    """5 clients on 2 replicas: 2.5 a replica — half the replicas carry 2, half 3. The replayed figures are the two
+    runs' means (output tokens/s too: rounding 2.5 up would count 6 clients' output), the P99s the larger."""
+    r = size(llama8b, h100, SizeInputs(concurrency=3))
+    two, three = (performance(r, Workload(c, 1000, 200, prompts=125, synchronized=True)) for c in (2.0, 3.0))
+    mixed = performance(r, Workload(2.5, 1000, 200, prompts=125, synchronized=True))
+    for name in ("ttft_ms", "tpot_ms", "output_tokens_per_s", "concurrency"):
+        _close(getattr(mixed, name), (getattr(two, name) + getattr(three, name)) / 2, rel=1e-9)
+    _close(mixed.ttft_p99_ms, max(two.ttft_p99_ms, three.ttft_p99_ms), rel=1e-9)
+    assert two.output_tokens_per_s < mixed.output_tokens_per_s < three.output_tokens_per_s
+
+
+def test_identical_requests_joining_past_the_prefill_ceiling_are_replayed(llama8b, h100):
+    """Identical requests whose clients join faster than the prefill ceiling back up, and the scheduler's steps set
+    their phases from then on: replayed with the clients joining at the rate. At a rate far past the ceiling that is
+    the closed loop whose clients start at once (within 10 %: the first prompt is scheduled alone, the others
+    arriving a nanosecond later); below the ceiling the arrivals set the phases and the closed form answers."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    at_once = performance(r, Workload(16, 1000, 200, prompts=160, synchronized=True))
+    fast = performance(r, Workload(16, 1000, 200, rate=1e9, prompts=160, capped=True, synchronized=True))
+    assert abs(fast.ttft_ms / at_once.ttft_ms - 1) < 0.1
+    assert abs(fast.output_tokens_per_s / at_once.output_tokens_per_s - 1) < 0.01
+    ceiling = perf._under_load(r, Workload(16, 1000, 200), 16, 1000, 200, r.activation.tokens, 1100).ceiling
+    calls = []
+    real = perf.replay
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(perf, "replay", lambda *a, **k: calls.append(k) or real(*a, **k))
+        perf.performance.cache_clear()
+        performance(r, Workload(16, 1000, 200, rate=0.9 * ceiling, prompts=160, capped=True, synchronized=True))
+        assert not calls
+        performance(r, Workload(16, 1000, 200, rate=1.5 * ceiling, prompts=160, capped=True, synchronized=True))
+        assert calls and calls[0]["clients"] == 16 and calls[0]["rate"] == 1.5 * ceiling
+    perf.performance.cache_clear()
 
 
 def test_a_release_or_family_runs_at_its_own_speed_constants():
@@ -686,10 +720,11 @@ def test_a_run_of_varied_outputs_ends_with_its_longest_request(llama8b, h100):
 
 
 def test_a_closed_loop_of_identical_requests_runs_in_waves(llama8b, h100):
-    """vllm bench serve --max-concurrency 4 with 10 identical requests (fixed lengths, --ignore-eos): the first 4
-    go at once (the same run as 4 prompts alone), then each later wave of 4 holds the slots a closed-loop request
-    time, and the last 2 are a run of their own. The run grows with N from the first wave on: 4 < 5 < 8 < 10 prompts
-    take longer and longer, and 8 take the first wave's time plus one request time."""
+    """vllm bench serve --max-concurrency 4 with 10 identical requests (fixed lengths, --ignore-eos): the 4 prompts of
+    1,000 tokens share one 8,192-token step, so the first 4 go at once (the same run as 4 prompts alone), end
+    together and come back together: each later wave of 4 runs as the first did, and the last 2 are a run of their
+    own on the idle engine. The run grows with N from the first wave on: 4 < 5 < 8 < 10 prompts take longer and
+    longer, 8 take more than the first wave's time and half a request time, and 10 the time of 8 and of 2 alone."""
     r = size(llama8b, h100, SizeInputs(concurrency=4))
 
     def end(n: int, b: int = 4, synchronized: bool = True) -> float:

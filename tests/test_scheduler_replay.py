@@ -85,6 +85,24 @@ def test_identical_requests_come_back_as_the_first_wave_left_them():
     assert run.waited == 0 and run.preemptions == 0  # B waited for the token budget only
 
 
+def test_clients_joining_at_a_rate_send_each_request_when_it_has_arrived_and_a_client_is_free():
+    """One client, three requests of 4 + 2 tokens (a step of prompt and first token, a step of decode), 10 ms steps.
+    Arrivals 15 ms apart: request 1 arrives at 15 ms but waits in the client for request 0 to end (20 ms), request 2
+    arrives at 30 and waits for 40: each runs alone, TTFT 10 ms (the client's wait is not in it), the run ends at 60
+    ms — where the open loop at that rate sends request 1 at 15 ms into the engine (TTFT 15 ms, end at 50 ms).
+    Arrivals 25 ms apart: the client is free first, each is sent as it arrives (25, 50 ms): the end at 70 ms, where
+    the closed loop of one client ends at 60."""
+    step = constant(0.01)
+    capped = replay(step, blocks=100, budget=100, max_seqs=8, prompt=4, out=2, n=3, clients=1, rate=1 / 0.015)
+    assert (capped.ttft, capped.duration) == (pytest.approx(0.01), pytest.approx(0.06))
+    opened = replay(step, blocks=100, budget=100, max_seqs=8, prompt=4, out=2, n=3, rate=1 / 0.015)
+    assert (opened.ttft, opened.duration) == (pytest.approx((0.01 + 0.015 + 0.01) / 3), pytest.approx(0.05))
+    later = replay(step, blocks=100, budget=100, max_seqs=8, prompt=4, out=2, n=3, clients=1, rate=1 / 0.025)
+    assert (later.ttft, later.duration) == (pytest.approx(0.01), pytest.approx(0.07))
+    closed = replay(step, blocks=100, budget=100, max_seqs=8, prompt=4, out=2, n=3, clients=1)
+    assert closed.duration == pytest.approx(0.06)
+
+
 def test_a_preempted_request_recomputes_only_what_the_pool_no_longer_caches():
     """4-token blocks, a pool of 4, two requests of 4 + 8 tokens (3 blocks each at the end), steps of 10 ms + 1 ms a
     prompt token. Step 1 prefills both (18 ms); steps 2–5 decode both (their 5th–8th tokens fill 2 blocks each).

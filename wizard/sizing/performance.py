@@ -47,10 +47,11 @@ share a step decides how its waves stagger (a burst of prompts that fit one step
 several chunks each return a prompt's chunks apart); one that overruns the engine — more in flight than its KV pool
 holds at their full length, or than max_num_seqs — also has which requests are admitted when, which are preempted
 and how much they recompute decide its TTFT, TPOT and duration. On V1's scheduler (one PP stage, no
-linear-attention layers) a closed loop of identical requests, and an open loop that overruns the engine, are
-replayed step by step on this step model (scheduler_replay.py; an open loop below that load keeps its Poisson
-queueing, which the replay's evenly spaced arrivals would leave out); the closed forms above answer elsewhere
-(varied outputs, V0, PP, linear-attention models). The replay
+linear-attention layers) a closed loop of identical requests (or of any fixed lengths when every prompt is sent at
+once, or when it overruns the engine), an open loop that overruns the engine, and identical requests whose clients
+join past the prefill ceiling (capped_load) are replayed step by step on this step model (scheduler_replay.py; below
+those loads an open loop keeps its Poisson queueing, which the replay's evenly spaced arrivals would leave out); the
+closed forms above answer elsewhere (varied outputs, V0, PP, linear-attention models). The replay
 counts a request's KV in blocks of its own footprint at its full length, so a sliding-window model's (whose
 windowed layers stop growing) is taken as growing evenly.
 Poisson arrivals capped at B in flight (--request-rate with --max-concurrency, the starter repo's bench/run.sh) join
@@ -74,7 +75,7 @@ from wizard.sizing.engine import BLOCK_SIZE
 from wizard.sizing.engines import profile_for, release, reserves_whole_sequence
 from wizard.sizing.fit import SizeResult
 from wizard.sizing.precision import WeightFormat
-from wizard.sizing.scheduler_replay import replay
+from wizard.sizing.scheduler_replay import Replay, replay
 from wizard.sizing.tensors import LINEAR_W, inventory
 from wizard.sizing.weights import tensor_bytes
 from wizard.specs import FULL, LINEAR, SLIDING, GpuSpec, ModelSpec
@@ -92,8 +93,8 @@ EFF_BANDWIDTH_ROCM = 0.35
 STEP_OVERHEAD_S = 0.0  # per-step scheduling/sampling beyond the roofline: tp-023 finds none to add
 EFF_FLOPS = 0.265  # achieved / peak dense FLOPS in prompt-carrying steps on HBM (datacenter) cards: the HBM bench fit
 #                  rows and the prefill-bound rows tp-015..017 (Qwen3-32B, one H100, 2,000–32,000-token prompts)
-EFF_FLOPS_GDDR = 0.636  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
-#                        throughput-bench.yaml the load model does not saturate
+EFF_FLOPS_GDDR = 0.6  # the same on GDDR (consumer, workstation) cards: the one-card GDDR fit rows of
+#                      throughput-bench.yaml the load model does not saturate
 FRONTEND_S = 0.005  # API server per request (tokenisation, detokenisation, HTTP) where no release entry names one: the
 #                    fit rows with a mean TTFT at it — 0.8.5 on one H100 PCIe and one RTX 4090, and a Mistral-7B sweep
 #                    on one RTX 4090 of no stated release
@@ -199,7 +200,7 @@ class Performance(NamedTuple):
     prefill_tokens_per_step: float
     ttft_p99_ms: float = 0.0
     tpot_p99_ms: float = 0.0
-    concurrency: float = 0.0  # sequences in flight (open loop: from Little's law)
+    concurrency: float = 0.0  # sequences in flight (open loop: from Little's law; a replayed run: the most at once)
     prefill_share: float = 0.0  # share of steps that carry a prefill chunk
     # a queue, not the steps, sets TTFT: prompts arrive at (or beyond) the prefill ceiling, or a run overran the
     # engine's slots or KV blocks (requests waited for room, or were preempted)
@@ -486,12 +487,12 @@ def performance(r: SizeResult, w: Workload) -> Performance:
 
 def _replayable(r: SizeResult, w: Workload) -> bool:
     """A benchmark run the scheduler replay follows: N identical requests (varied outputs are not: their prompts
-    vary too, which the workload does not describe), no client-side cap, one PP stage and one scheduler step a
-    block, on a release with V1's scheduler (chunked prefill, prefix caching on: not for models with
-    linear-attention or Mamba layers, whose prefix caching 0.16 turns off and 0.10 runs on V0), and a KV pool that
-    holds one whole request (vLLM refuses to start below that)."""
+    vary too, which the workload does not describe), one PP stage and one scheduler step a block, on a release
+    with V1's scheduler (chunked prefill, prefix caching on: not for models with linear-attention or Mamba layers,
+    whose prefix caching 0.16 turns off and 0.10 runs on V0), and a KV pool that holds one whole request (vLLM
+    refuses to start below that)."""
     i = r.inputs
-    return (bool(w.prompts) and w.varied_output_max is None and not w.capped and i.pp == 1
+    return (bool(w.prompts) and w.varied_output_max is None and i.pp == 1
             and i.scheduler_steps <= 1 and profile_for(i.vllm_version).runner != "v0"
             and LINEAR not in r.model.layer_kinds
             and r.kv_pool_bytes >= r.sequence_kv_bytes(w.prompt_tokens + max(1, w.output_tokens)))
@@ -512,14 +513,29 @@ def _held_whole(r: SizeResult, w: Workload) -> float:
 
 def _run_clients(w: Workload) -> int:
     """A closed-loop run's clients: those that send (`clients`, else the engine's `concurrency`), at most its N
-    prompts, whole (a fractional count — clients spread over replicas — is rounded up)."""
+    prompts, whole (a fractional count — clients spread over replicas — is rounded up: its busiest replica)."""
     return int(min(w.prompts or 1, math.ceil(w.clients or w.concurrency)))
+
+
+def _client_mix(w: Workload) -> list[tuple[float, int]]:
+    """[(share of the replicas, whole clients on each)]: a fractional closed loop (clients spread over replicas, as
+    check-bench spreads a run's --max-concurrency) is its replicas with the clients rounded down and, for the
+    fraction, one more; at most its N prompts."""
+    want = min(float(w.prompts or 1), w.clients or w.concurrency)
+    whole = int(want + 1e-9)
+    extra = want - whole
+    if whole < 1 or extra < 1e-9:
+        return [(1.0, _run_clients(w))]
+    return [(1 - extra, whole), (extra, whole + 1)]
 
 
 def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
     """A run of `w.prompts` identical requests replayed through V1's scheduler (scheduler_replay), on the step model
     of this layout: the pool in blocks of the requests' own footprint (a request of prompt + output tokens takes
-    its whole blocks, whatever kinds of layers it has), the release's token budget, max_num_seqs and front end."""
+    its whole blocks, whatever kinds of layers it has), the release's token budget, max_num_seqs and front end.
+    A closed loop of fractional clients is replayed at the whole counts around it, its figures weighted by the share
+    of replicas that carry each (_client_mix); its P99s are the larger of the two (at least the mix's: more than 1 %
+    of all requests cannot lie above both)."""
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     length = prompt + out
     per_request = -(-length // BLOCK_SIZE)
@@ -534,16 +550,25 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
             stages[decodes] = _affine_stage(r, decodes, budget, avg_context)[0]
         return stages[decodes](prefill)
 
-    clients = _run_clients(w) if w.rate is None else None
-    run = replay(step_s, blocks, budget, int(max_num_seqs(r)), prompt, out, w.prompts or 1, clients=clients,
-                 rate=w.rate, frontend_s=speed.frontend_s, cached_prompt=w.cached_prompt_tokens,
-                 block_tokens=BLOCK_SIZE, reserve_whole=reserves_whole_sequence(r.inputs.vllm_version))
+    closed = w.rate is None or w.capped  # clients (joining at the rate when capped), else an open loop
+    mix: list[tuple[float, int | None]] = list(_client_mix(w)) if closed else [(1.0, None)]
+    runs = [(share, replay(step_s, blocks, budget, int(max_num_seqs(r)), prompt, out, w.prompts or 1,
+                           clients=clients, rate=w.rate, frontend_s=speed.frontend_s,
+                           cached_prompt=w.cached_prompt_tokens, block_tokens=BLOCK_SIZE,
+                           reserve_whole=reserves_whole_sequence(r.inputs.vllm_version))) for share, clients in mix]
+
+    def mean(f: Callable[[Replay], float]) -> float:
+        return sum(share * f(run) for share, run in runs)
+
     return Performance(
-        ttft_ms=run.ttft * 1000, tpot_ms=run.tpot * 1000, output_tokens_per_s=(w.prompts or 1) * out / run.duration,
+        ttft_ms=mean(lambda x: x.ttft) * 1000, tpot_ms=mean(lambda x: x.tpot) * 1000,
+        output_tokens_per_s=mean(lambda x: (w.prompts or 1) * out / x.duration),
         decode_memory_ms=state.mem * 1000, compute_ms=state.comp * 1000, comm_ms=state.comm * 1000,
-        prefill_tokens_per_step=run.prompt_steps * run.prompt_tokens_per_step, ttft_p99_ms=run.ttft_p99 * 1000,
-        tpot_p99_ms=run.tpot_p99 * 1000, concurrency=run.in_flight, prefill_share=run.prompt_steps,
-        saturated=run.preemptions > 0 or run.waited > 0)  # it ran out of room: slots or blocks
+        prefill_tokens_per_step=mean(lambda x: x.prompt_steps * x.prompt_tokens_per_step),
+        ttft_p99_ms=max(x.ttft_p99 for _, x in runs) * 1000, tpot_p99_ms=max(x.tpot_p99 for _, x in runs) * 1000,
+        # the most the engine ran at once (a closed loop the engine holds: its clients), as the closed form's b
+        concurrency=mean(lambda x: x.peak), prefill_share=mean(lambda x: x.prompt_steps),
+        saturated=any(x.preemptions > 0 or x.waited > 0 for _, x in runs))  # it ran out of room: slots or blocks
 
 
 def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alone: float, busy: float,
@@ -591,10 +616,12 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     once the clients have joined — over (b − 1) / rate — and the engine runs that closed loop, each client's
     requests a request time (b / mu) apart; a run of N prompts ends when its last request, started at
     (min(N, b) − 1) / rate + (N − b) / mu, is done. The b prompts of the first cycle arrive at `rate` a second:
-    beyond the prefill ceiling C they back up, the k-th waiting k (1 / C − 1 / rate). Their first tokens then come
-    1 / C apart, and so do their ends and the next cycle's prompts (identical requests keep those phases, as the
-    scheduler replay shows; varied ones lose them), so only the first cycle waits: b / N of the requests. Below mu
-    the cap seldom binds: the open loop at that rate, while Little's law keeps it within b."""
+    beyond the prefill ceiling C they back up, the k-th waiting k (1 / C − 1 / rate). Varied requests then spread
+    their phases: only the first cycle waits, b / N of the requests. Identical requests (`synchronized`) keep the
+    phases the scheduler's steps gave them as they backed up — those completed in one step end in one step and come
+    back together, each cycle — so a run of them past C is replayed (scheduler_replay, the clients joining at the
+    rate's even spacing); below C their phases are the arrivals', random (Poisson), which the closed loop's queueing
+    stands for. Below mu the cap seldom binds: the open loop at that rate, while Little's law keeps it within b."""
     assert w.rate is not None
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     b, n = max(1.0, w.concurrency), w.prompts
@@ -609,6 +636,10 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     ceiling = _under_load(r, Workload(b, prompt, w.output_tokens, cached_prompt_tokens=cached), b, prompt, out,
                           r.activation.tokens, prompt + out / 2).ceiling
     behind = max(0.0, 1 / ceiling - 1 / w.rate)
+    if w.synchronized and n and w.rate >= ceiling and _replayable(r, w):
+        # identical requests backed up past the ceiling: the steps set their phases from then on — replayed
+        return _replayed(r, w, _under_load(r, w._replace(rate=None, capped=False, prompts=None), b, prompt, out,
+                                           r.activation.tokens, prompt + out / 2))
     share = min(1.0, b / n) if n else 0.0  # the first cycle's prompts
     ttft, ttft99 = closed.ttft_ms / 1000 + share * behind * (b + 1) / 2, closed.ttft_p99_ms / 1000
     if share > 0.01:  # the slowest 1 % of all requests are the backlog's slowest 0.01 / share

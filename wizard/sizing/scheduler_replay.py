@@ -23,7 +23,9 @@ A step lasts `step_s(decodes, prompt tokens)` seconds (the step model). The clie
 its step ends (the API server); a closed loop's client sends its next request as it sees the last token. A request's
 TTFT runs from its sending to its first token; its TPOT is (latency − TTFT) / (output − 1) and percentiles are
 interpolated linearly, as vllm bench serve reports them (vllm/benchmarks/serve.py, numpy.percentile). An open loop's
-requests are sent at even spacing 1 / rate, the expectation of the benchmark's Poisson arrivals.
+requests arrive at even spacing 1 / rate, the expectation of the benchmark's Poisson arrivals; with clients as well
+(a rate beside --max-concurrency) each is sent when it has arrived and a client is free, the k-th freed client taking
+the k-th request past the first `clients` (the benchmark's semaphore, first come first served).
 """
 
 import math
@@ -43,6 +45,7 @@ class Replay(NamedTuple):
     tpot_p99: float
     duration: float  # from the first request's sending to the last one's last token at the client
     in_flight: float  # requests in the engine (running), averaged over the run's time
+    peak: int  # the most requests the engine ran at once
     preemptions: int  # times a running request was preempted
     waited: int  # requests that waited for room (a free slot or free blocks) before their first token
     prompt_steps: float  # share of the steps that carried prompt tokens
@@ -144,13 +147,15 @@ class _Pool:
 def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_seqs: int, prompt: int, out: int,
            n: int, *, clients: int | None = None, rate: float | None = None, frontend_s: float = 0.0,
            cached_prompt: int = 0, block_tokens: int = 16, reserve_whole: bool = False) -> Replay:
-    """Replay a run of `n` requests of `prompt` + `out` tokens — a closed loop of `clients`, or an open loop at
-    `rate` requests/s — on a pool of `blocks` KV blocks of `block_tokens` tokens. `cached_prompt` tokens of each
+    """Replay a run of `n` requests of `prompt` + `out` tokens — a closed loop of `clients`, an open loop at `rate`
+    requests/s, or both (clients joining at `rate`: request k arrives at k / rate and is sent when one of the
+    `clients` is free, vllm bench serve's --request-rate beside --max-concurrency) — on a pool of `blocks` KV blocks
+    of `block_tokens` tokens. `cached_prompt` tokens of each
     prompt are in the prefix cache from an earlier run (whole blocks; the pool holds them too). `reserve_whole`: a
     waiting request is admitted only when the free blocks hold its whole sequence so far (0.19 on), not only its
     chunk."""
     assert n >= 1 and out >= 1 and prompt >= 1 and blocks >= 1 and budget >= 1 and max_seqs >= 1
-    assert (clients is None) != (rate is None) and (rate is None or rate > 0)
+    assert (clients is not None or rate is not None) and (rate is None or rate > 0)
     if blocks < -(-(prompt + out) // block_tokens):
         raise ValueError(f"a pool of {blocks} blocks cannot hold one request of {prompt + out} tokens")
 
@@ -160,11 +165,11 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
     pool = _Pool(blocks)
     earlier = min(cached_prompt, prompt - 1) // block_tokens * block_tokens  # an earlier run's prefix hit
     pending: deque[_Request] = deque()  # sent, not yet seen by the scheduler (in order of sending)
-    if clients is not None:
-        pending.extend(_Request(0.0) for _ in range(min(clients, n)))
-    else:
-        assert rate is not None
-        pending.extend(_Request(k / rate) for k in range(n))
+
+    def arrives(k: int) -> float:  # s: when request k reaches the client (all at once without a rate)
+        return k / rate if rate is not None else 0.0
+
+    pending.extend(_Request(arrives(k)) for k in range(min(clients or n, n)))
     sent = len(pending)
     waiting: deque[_Request] = deque()
     running: list[_Request] = []
@@ -172,6 +177,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
     now = busy = 0.0
     steps = prompt_steps = prompt_tokens = preemptions = 0
     room_stops = 0  # steps whose admission stopped for room (a slot, blocks, a preemption), not the token budget
+    peak = 0
     while len(finished) < n:
         if not running and not waiting and pending[0].sent > now:
             now = pending[0].sent  # idle until the next request
@@ -231,6 +237,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 req.held = req.held or (req.first is None and room_stops > req.stops)
                 running.append(req)
                 step.book(req, new)
+        peak = max(peak, len(running))
         if waiting and (preempted or step.left > 0):
             room_stops += 1  # stopped for room (a slot, blocks), not for the step's token budget
         dt = step_s(step.decodes, step.prefill)
@@ -268,7 +275,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
                 pool.release(req, keep=False)
                 finished.append(req)
                 if clients is not None and sent < n:  # its client sends the next as it sees the last token
-                    pending.append(_Request(req.done))
+                    pending.append(_Request(max(req.done, arrives(sent))))  # (or as that one arrives)
                     sent += 1
         if ended:
             running = [req for req in running if not req.done]
@@ -279,7 +286,7 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
     return Replay(
         ttft=sum(ttfts) / n, ttft_p99=percentile(ttfts, 99), tpot=sum(tpots) / len(tpots),
         tpot_p99=percentile(tpots, 99),
-        duration=duration, in_flight=busy / duration if duration else 0.0, preemptions=preemptions,
+        duration=duration, in_flight=busy / duration if duration else 0.0, peak=peak, preemptions=preemptions,
         waited=sum(1 for req in finished if req.held), prompt_steps=prompt_steps / steps if steps else 0.0,
         prompt_tokens_per_step=prompt_tokens / prompt_steps if prompt_steps else 0.0)
 

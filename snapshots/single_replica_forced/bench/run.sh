@@ -2,7 +2,7 @@
 # Load test of the deployed Qwen/Qwen3-8B endpoint at the plan's peak, with vLLM 0.33.0's own client
 # (`vllm bench serve`): 8 requests in flight, 1000-token prompts and 200-token outputs (the
 # typical lengths the plan sized), 200 requests.
-# The clients join one by one, Poisson arrivals at 1.82 requests/s (1.25 × the requests/s the plan
+# The clients join one by one, Poisson arrivals at 1.81 requests/s (1.25 × the requests/s the plan
 # predicts at the peak), so the peak is reached without sending every prompt at once: identical requests started
 # together would finish and restart together, a burst of prompts every wave.
 # The result JSON is what
@@ -52,7 +52,7 @@ exec vllm bench serve \
   --random-output-len 200 \
   --ignore-eos \
   --num-prompts 200 \
-  --request-rate 1.82 \
+  --request-rate 1.81 \
   --max-concurrency 8 \
   --percentile-metrics ttft,tpot,itl,e2el \
   --metric-percentiles 50,99 \
