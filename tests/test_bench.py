@@ -225,6 +225,12 @@ def test_a_result_of_identical_requests_is_replayed_as_such(repo, tmp_path):
     varied = predicted(path, tmp_path, {**load, "total_output_tokens": 480 * 200 + 1})
     same = predicted(path, tmp_path, {**load, "total_output_tokens": 480 * 200})
     assert same["mean_ttft_ms"] > varied["mean_ttft_ms"]
+    # per-request lengths (--save-detailed): equal outputs but prompts that differ (a dataset's prompts with a fixed
+    # --*-output-len) are no identical requests: predicted as the varied ones; equal prompts are
+    outputs = {"total_output_tokens": 480 * 200, "output_lens": [200] * 480}
+    prompts_vary = predicted(path, tmp_path, {**load, **outputs, "input_lens": [900, 1100] * 240})
+    prompts_same = predicted(path, tmp_path, {**load, **outputs, "input_lens": [1000] * 480})
+    assert prompts_same == same and prompts_vary["mean_ttft_ms"] < same["mean_ttft_ms"]
 
 
 def test_a_run_past_the_engines_slots_is_predicted_by_the_scheduler_replay(repo, tmp_path, monkeypatch):

@@ -118,6 +118,16 @@ def varied_outputs(data: dict[str, Any], planned_output: int | None) -> bool:
     return not (isinstance(done_n, int) and isinstance(outs, int) and planned_output and outs == done_n * planned_output)
 
 
+def varied_prompts(data: dict[str, Any]) -> bool:
+    """The result's prompts differ in length, by its per-request `input_lens` (--save-detailed; failed requests' zeros
+    left out). Without them, as bench/run.sh's random dataset at range ratio 0 sends, they are taken as equal: a
+    result whose outputs are identical is taken as identical requests."""
+    lens = data.get("input_lens")
+    if isinstance(lens, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in lens):
+        return len({x for x in lens if x > 0}) > 1
+    return False
+
+
 def finite_rate(rate: Any) -> float | None:
     """The result's request_rate as requests/s when it paced its arrivals (a positive finite number); None when
     every request was sent at once (vllm bench serve writes "inf") or the field is missing or no rate."""
@@ -210,7 +220,8 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
             # with a rate too, the clients join at it (capped: at most `conc` in flight); without, all at once
             w = Workload(seqs, prompt, output, rate=arrivals / replicas if arrivals is not None else None,
                          prompts=per_prompts, clients=waiting, capped=arrivals is not None,
-                         synchronized=lengths.source == "result" and not lengths.varied_outputs,
+                         synchronized=(lengths.source == "result" and not lengths.varied_outputs
+                                       and not varied_prompts(data)),
                          varied_output_max=varied)
             b = max(1, int(round(seqs)))
         r = size(spec, gpu, inputs._replace(concurrency=b))
