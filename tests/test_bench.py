@@ -391,7 +391,8 @@ def test_a_benchmark_of_other_lengths_is_predicted_at_its_own_and_says_so(repo, 
     got = {m["key"]: m["predicted"] for m in out["metrics"]}
     assert got["mean_ttft_ms"] == pytest.approx(want.ttft_ms) and got["mean_tpot_ms"] == pytest.approx(want.tpot_ms)
     assert got["output_throughput"] == pytest.approx(2 * want.output_tokens_per_s)
-    assert out["lengths"] == {"prompt_tokens": 205, "output_tokens": 217, "source": "result", "varied_outputs": True}
+    assert out["lengths"] == {"prompt_tokens": 205, "output_tokens": 217, "source": "result", "varied_outputs": True,
+                              "varied_prompts": False}
     assert "205 prompt + 217 output tokens on average" in out["load"]
     notes = " ".join(out["notes"])
     assert "the plan's typical request 1,000 + 200" in notes and "targets were set for the plan's workload" in notes
@@ -404,8 +405,23 @@ def test_the_plans_lengths_stand_in_for_a_result_without_totals(repo, tmp_path):
     f = tmp_path / "bare.json"
     f.write_text(json.dumps({"max_concurrency": 48, "num_prompts": 480, "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0}))
     out = run_main("check-bench", str(f), "--plan", str(path / "plan.json"), "--json").json()
-    assert out["lengths"] == {"prompt_tokens": 1000, "output_tokens": 200, "source": "plan", "varied_outputs": False}
+    assert out["lengths"] == {"prompt_tokens": 1000, "output_tokens": 200, "source": "plan", "varied_outputs": False,
+                              "varied_prompts": False}
     assert "on average" not in out["load"] and out["notes"] == []
+
+
+def test_varied_prompts_are_read_from_per_request_lengths_within_a_block():
+    """input_lens that differ by more than a 16-token block (or 1 % of their mean) are varied prompts; the random
+    dataset's re-encoded prompts, a few tokens off their target, are not; failed requests (output 0) are left out;
+    without input_lens prompts count as equal."""
+    from wizard.session.check_bench import varied_prompts
+
+    assert varied_prompts({"input_lens": [900, 1100, 1000]})
+    assert not varied_prompts({"input_lens": [1000, 1001, 998, 1000]})
+    assert not varied_prompts({"input_lens": [1000, 1000, 3000], "output_lens": [200, 200, 0]})
+    assert varied_prompts({"input_lens": [1000, 1000, 3000], "output_lens": [200, 200, 200]})
+    assert not varied_prompts({"input_lens": [4000, 4030]})  # within 1 % of 4,015
+    assert not varied_prompts({"completed": 3, "total_input_tokens": 3000})
 
 
 def test_varied_outputs_are_read_from_per_request_lengths_or_the_totals():

@@ -356,15 +356,29 @@ def test_clients_joining_faster_than_the_prefill_ceiling_back_up_in_their_first_
 
 
 def test_clients_spread_over_replicas_are_replayed_at_the_whole_counts_around_them(llama8b, h100):
-    """5 clients on 2 replicas: 2.5 a replica — half the replicas carry 2, half 3. The replayed figures are the two
-    runs' means (output tokens/s too: rounding 2.5 up would count 6 clients' output), the P99s the larger."""
+    """9 clients on 4 replicas: 2.25 a replica — three quarters of the replicas carry 2, a quarter 3. Output tokens/s
+    is the replicas' mix (rounding 2.25 up would count 12 clients' output); the TTFT and TPOT means weigh each kind by
+    the requests it serves (its share × its requests a second, in proportion to its output); the P99s are the
+    larger; the engine holds all 2.25 on average."""
     r = size(llama8b, h100, SizeInputs(concurrency=3))
     two, three = (performance(r, Workload(c, 1000, 200, prompts=125, synchronized=True)) for c in (2.0, 3.0))
-    mixed = performance(r, Workload(2.5, 1000, 200, prompts=125, synchronized=True))
-    for name in ("ttft_ms", "tpot_ms", "output_tokens_per_s", "concurrency"):
-        _close(getattr(mixed, name), (getattr(two, name) + getattr(three, name)) / 2, rel=1e-9)
+    mixed = performance(r, Workload(2.25, 1000, 200, prompts=125, synchronized=True))
+    q2, q3 = 0.75 * two.output_tokens_per_s, 0.25 * three.output_tokens_per_s
+    _close(mixed.output_tokens_per_s, q2 + q3, rel=1e-9)
+    for name in ("ttft_ms", "tpot_ms"):
+        _close(getattr(mixed, name), (q2 * getattr(two, name) + q3 * getattr(three, name)) / (q2 + q3), rel=1e-9)
     _close(mixed.ttft_p99_ms, max(two.ttft_p99_ms, three.ttft_p99_ms), rel=1e-9)
-    assert two.output_tokens_per_s < mixed.output_tokens_per_s < three.output_tokens_per_s
+    _close(mixed.concurrency, 2.25, rel=1e-9)
+    assert (two.concurrency, three.concurrency) == (2.0, 3.0)
+
+
+def test_a_replayed_run_the_engine_holds_reports_all_its_clients_in_flight(llama8b, h100):
+    """16 clients of 8,000-token prompts and 4-token outputs: each request is prefilled in one step and ends three
+    steps later, so no more than a few run at once — but none waits for a slot or blocks (the engine holds all 16
+    whole): its concurrency is its 16 clients, as the closed form's, not the few running at a time."""
+    r = size(llama8b, h100, SizeInputs(concurrency=16))
+    p = performance(r, Workload(16, 8000, 4, prompts=64, synchronized=True))
+    assert p.concurrency == 16 and not p.saturated
 
 
 def test_identical_requests_joining_past_the_prefill_ceiling_are_replayed(llama8b, h100):
@@ -383,11 +397,17 @@ def test_identical_requests_joining_past_the_prefill_ceiling_are_replayed(llama8
     with pytest.MonkeyPatch.context() as m:
         m.setattr(perf, "replay", lambda *a, **k: calls.append(k) or real(*a, **k))
         perf.performance.cache_clear()
-        performance(r, Workload(16, 1000, 200, rate=0.9 * ceiling, prompts=160, capped=True, synchronized=True))
+        performance(r, Workload(16, 1000, 200, rate=0.99 * ceiling, prompts=160, capped=True, synchronized=True))
         assert not calls
-        performance(r, Workload(16, 1000, 200, rate=1.5 * ceiling, prompts=160, capped=True, synchronized=True))
-        assert calls and calls[0]["clients"] == 16 and calls[0]["rate"] == 1.5 * ceiling
+        performance(r, Workload(16, 1000, 200, rate=1.01 * ceiling, prompts=160, capped=True, synchronized=True))
+        assert calls and calls[0]["clients"] == 16 and calls[0]["rate"] == 1.01 * ceiling
     perf.performance.cache_clear()
+    # the replay's arrivals are evenly spaced, the closed form's Poisson: its TTFTs are at least the closed form's,
+    # so they do not fall as the rate crosses the ceiling
+    figures = [performance(r, Workload(16, 1000, 200, rate=f * ceiling, prompts=160, capped=True, synchronized=True))
+               for f in (0.99, 0.999, 1.0, 1.01, 1.05, 1.2, 2.0)]
+    for a, b in zip(figures, figures[1:]):
+        assert b.ttft_ms >= a.ttft_ms - 1e-9 and b.ttft_p99_ms >= a.ttft_p99_ms - 1e-9
 
 
 def test_a_release_or_family_runs_at_its_own_speed_constants():

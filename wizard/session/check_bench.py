@@ -55,6 +55,7 @@ class Lengths:
     output_tokens: int
     source: str  # "result" (its totals / completed requests) or "plan" (the result has no totals)
     varied_outputs: bool  # the outputs differ in length (stopped at EOS, a conversation dataset)
+    varied_prompts: bool = False  # the saved per-request prompts differ in length (a dataset's prompts)
 
 
 @dataclass
@@ -119,13 +120,18 @@ def varied_outputs(data: dict[str, Any], planned_output: int | None) -> bool:
 
 
 def varied_prompts(data: dict[str, Any]) -> bool:
-    """The result's prompts differ in length, by its per-request `input_lens` (--save-detailed; failed requests' zeros
-    left out). Without them, as bench/run.sh's random dataset at range ratio 0 sends, they are taken as equal: a
-    result whose outputs are identical is taken as identical requests."""
-    lens = data.get("input_lens")
-    if isinstance(lens, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in lens):
-        return len({x for x in lens if x > 0}) > 1
-    return False
+    """The result's prompts differ in length, by its per-request `input_lens` (--save-detailed), the requests that
+    failed (an output length of 0 beside them) left out. vllm bench serve's random dataset re-encodes a prompt to
+    its target length and records what it got, which can miss by a few tokens, so prompts within a 16-token KV block
+    or 1 % of their mean of each other count as equal. Without input_lens they are taken as equal: as bench/run.sh's
+    random dataset at range ratio 0 sends them."""
+    lens, outs = data.get("input_lens"), data.get("output_lens")
+    if not (isinstance(lens, list) and lens and all(isinstance(x, int) and not isinstance(x, bool) for x in lens)):
+        return False
+    if isinstance(outs, list) and len(outs) == len(lens):
+        lens = [x for x, o in zip(lens, outs, strict=True) if not (isinstance(o, int) and o == 0)] or lens
+    spread, mean = max(lens) - min(lens), sum(lens) / len(lens)
+    return spread > max(16, 0.01 * mean)
 
 
 def finite_rate(rate: Any) -> float | None:
@@ -142,7 +148,8 @@ def run_lengths(plan: Plan, data: dict[str, Any]) -> Lengths | None:
     neither is known."""
     planned, own = plan.typical_lengths(), bench_lengths(data)
     if own is not None:
-        return Lengths(own[0], own[1], "result", varied_outputs(data, planned[1] if planned else None))
+        return Lengths(own[0], own[1], "result", varied_outputs(data, planned[1] if planned else None),
+                       varied_prompts(data))
     return Lengths(planned[0], planned[1], "plan", False) if planned else None
 
 
@@ -221,7 +228,7 @@ def predict_at_bench_load(plan: Plan, data: dict[str, Any], replicas: int
             w = Workload(seqs, prompt, output, rate=arrivals / replicas if arrivals is not None else None,
                          prompts=per_prompts, clients=waiting, capped=arrivals is not None,
                          synchronized=(lengths.source == "result" and not lengths.varied_outputs
-                                       and not varied_prompts(data)),
+                                       and not lengths.varied_prompts),
                          varied_output_max=varied)
             b = max(1, int(round(seqs)))
         r = size(spec, gpu, inputs._replace(concurrency=b))

@@ -520,12 +520,13 @@ def _run_clients(w: Workload) -> int:
 def _client_mix(w: Workload) -> list[tuple[float, int]]:
     """[(share of the replicas, whole clients on each)]: a fractional closed loop (clients spread over replicas, as
     check-bench spreads a run's --max-concurrency) is its replicas with the clients rounded down and, for the
-    fraction, one more; at most its N prompts."""
+    fraction, one more; at most its N prompts. (The clients are not pinned to replicas: the gateway sends each
+    request to the least busy one, so over the run each replica carries the average.)"""
     want = min(float(w.prompts or 1), w.clients or w.concurrency)
-    whole = int(want + 1e-9)
+    whole = int(want)
     extra = want - whole
-    if whole < 1 or extra < 1e-9:
-        return [(1.0, _run_clients(w))]
+    if abs(want - round(want)) < 1e-9 or whole < 1:  # a whole count (to float precision), or below one client
+        return [(1.0, max(1, round(want)))]
     return [(1 - extra, whole), (extra, whole + 1)]
 
 
@@ -533,9 +534,11 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
     """A run of `w.prompts` identical requests replayed through V1's scheduler (scheduler_replay), on the step model
     of this layout: the pool in blocks of the requests' own footprint (a request of prompt + output tokens takes
     its whole blocks, whatever kinds of layers it has), the release's token budget, max_num_seqs and front end.
-    A closed loop of fractional clients is replayed at the whole counts around it, its figures weighted by the share
-    of replicas that carry each (_client_mix); its P99s are the larger of the two (at least the mix's: more than 1 %
-    of all requests cannot lie above both)."""
+    A closed loop of fractional clients is replayed at the whole counts around it (_client_mix): output tokens/s
+    weighted by the share of replicas that carry each, TTFT and TPOT means by the requests each serves (that share
+    × its requests a second); its P99s are the larger of the two (at least the mix's: more than 1 % of all requests
+    cannot lie above both). Its `concurrency` is what the engine holds of the clients: all of them where it holds
+    them whole (a prefill-bound run may never have them all running at once), else the most it ran at once."""
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     length = prompt + out
     per_request = -(-length // BLOCK_SIZE)
@@ -557,17 +560,24 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
                            cached_prompt=w.cached_prompt_tokens, block_tokens=BLOCK_SIZE,
                            reserve_whole=reserves_whole_sequence(r.inputs.vllm_version))) for share, clients in mix]
 
-    def mean(f: Callable[[Replay], float]) -> float:
+    def mean(f: Callable[[Replay], float]) -> float:  # over the replicas
         return sum(share * f(run) for share, run in runs)
 
+    served = [share / run.duration for share, run in runs]  # each kind's requests a second, in proportion
+
+    def by_requests(f: Callable[[Replay], float]) -> float:
+        return sum(q * f(run) for q, (_, run) in zip(served, runs, strict=True)) / sum(served)
+
+    held = _held_whole(r, w)
     return Performance(
-        ttft_ms=mean(lambda x: x.ttft) * 1000, tpot_ms=mean(lambda x: x.tpot) * 1000,
+        ttft_ms=by_requests(lambda x: x.ttft) * 1000, tpot_ms=by_requests(lambda x: x.tpot) * 1000,
         output_tokens_per_s=mean(lambda x: (w.prompts or 1) * out / x.duration),
         decode_memory_ms=state.mem * 1000, compute_ms=state.comp * 1000, comm_ms=state.comm * 1000,
         prefill_tokens_per_step=mean(lambda x: x.prompt_steps * x.prompt_tokens_per_step),
         ttft_p99_ms=max(x.ttft_p99 for _, x in runs) * 1000, tpot_p99_ms=max(x.tpot_p99 for _, x in runs) * 1000,
-        # the most the engine ran at once (a closed loop the engine holds: its clients), as the closed form's b
-        concurrency=mean(lambda x: x.peak), prefill_share=mean(lambda x: x.prompt_steps),
+        concurrency=sum(share * (min(c, max(x.peak, held)) if c is not None else x.peak)
+                        for (share, c), (_, x) in zip(mix, runs, strict=True)),
+        prefill_share=mean(lambda x: x.prompt_steps),
         saturated=any(x.preemptions > 0 or x.waited > 0 for _, x in runs))  # it ran out of room: slots or blocks
 
 
@@ -620,8 +630,8 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     their phases: only the first cycle waits, b / N of the requests. Identical requests (`synchronized`) keep the
     phases the scheduler's steps gave them as they backed up — those completed in one step end in one step and come
     back together, each cycle — so a run of them past C is replayed (scheduler_replay, the clients joining at the
-    rate's even spacing); below C their phases are the arrivals', random (Poisson), which the closed loop's queueing
-    stands for. Below mu the cap seldom binds: the open loop at that rate, while Little's law keeps it within b."""
+    rate's even spacing; its TTFTs at least the closed form's, whose Poisson queueing that spacing leaves out); below
+    C their phases are the arrivals', random (Poisson), which the closed loop's queueing stands for. Below mu the cap seldom binds: the open loop at that rate, while Little's law keeps it within b."""
     assert w.rate is not None
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     b, n = max(1.0, w.concurrency), w.prompts
@@ -636,15 +646,18 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     ceiling = _under_load(r, Workload(b, prompt, w.output_tokens, cached_prompt_tokens=cached), b, prompt, out,
                           r.activation.tokens, prompt + out / 2).ceiling
     behind = max(0.0, 1 / ceiling - 1 / w.rate)
-    if w.synchronized and n and w.rate >= ceiling and _replayable(r, w):
-        # identical requests backed up past the ceiling: the steps set their phases from then on — replayed
-        return _replayed(r, w, _under_load(r, w._replace(rate=None, capped=False, prompts=None), b, prompt, out,
-                                           r.activation.tokens, prompt + out / 2))
     share = min(1.0, b / n) if n else 0.0  # the first cycle's prompts
     ttft, ttft99 = closed.ttft_ms / 1000 + share * behind * (b + 1) / 2, closed.ttft_p99_ms / 1000
     if share > 0.01:  # the slowest 1 % of all requests are the backlog's slowest 0.01 / share
         ttft99 += behind * math.ceil((1 - 0.01 / share) * b - 1e-9)
     result = closed._replace(ttft_ms=ttft * 1000, ttft_p99_ms=ttft99 * 1000)
+    if w.synchronized and n and w.rate >= ceiling and _replayable(r, w):
+        # identical requests backed up past the ceiling: the steps set their phases from then on — replayed, the
+        # arrivals evenly spaced; the TTFTs no lower than the closed form's, whose Poisson queueing that spacing
+        # leaves out (near the ceiling it is the larger: no jump where the replay takes over)
+        run = _replayed(r, w, _under_load(r, w._replace(rate=None, capped=False, prompts=None), b, prompt, out,
+                                          r.activation.tokens, prompt + out / 2))
+        return run._replace(ttft_ms=max(run.ttft_ms, result.ttft_ms), ttft_p99_ms=max(run.ttft_p99_ms, ttft99 * 1000))
     if not n:
         return result
     last = max((n - 1) / w.rate, (min(n, b) - 1) / w.rate + max(0.0, n - b) / mu)
