@@ -421,6 +421,7 @@ def test_varied_prompts_are_read_from_per_request_lengths_within_a_block():
     assert not varied_prompts({"input_lens": [1000, 1000, 3000], "output_lens": [200, 200, 0]})
     assert varied_prompts({"input_lens": [1000, 1000, 3000], "output_lens": [200, 200, 200]})
     assert not varied_prompts({"input_lens": [4000, 4030]})  # within 1 % of 4,015
+    assert not varied_prompts({"input_lens": [100, 110]})  # short prompts: within one 16-token block
     assert not varied_prompts({"completed": 3, "total_input_tokens": 3000})
 
 

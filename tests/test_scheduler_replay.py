@@ -103,6 +103,26 @@ def test_clients_joining_at_a_rate_send_each_request_when_it_has_arrived_and_a_c
     assert closed.duration == pytest.approx(0.06)
 
 
+def test_drawn_arrivals_replace_the_rates_even_spacing():
+    """Arrival times given: the even spacing they equal gives the same run; three at the same instant to three
+    clients are the closed loop's opening burst. poisson_runs draws them from fixed seeds: the first at 0, then
+    exponential gaps of mean 1 / rate (their mean over 8 × 2,000 gaps within 3 % of it), the same every call."""
+    from wizard.sizing.performance import poisson_runs
+
+    step = constant(0.01)
+    even = replay(step, blocks=100, budget=8, max_seqs=8, prompt=8, out=3, n=4, clients=2, rate=50.0)
+    given = replay(step, blocks=100, budget=8, max_seqs=8, prompt=8, out=3, n=4, clients=2, rate=50.0,
+                   arrivals=[k / 50.0 for k in range(4)])
+    assert given == even
+    burst = replay(step, blocks=100, budget=8, max_seqs=8, prompt=8, out=3, n=3, clients=3, rate=1.0,
+                   arrivals=[0.0, 0.0, 0.0])
+    assert burst == replay(step, blocks=100, budget=8, max_seqs=8, prompt=8, out=3, n=3, clients=3)
+    runs = poisson_runs(4.0, 2001)
+    assert runs == poisson_runs(4.0, 2001) and len(runs) == 8 and all(t[0] == 0.0 for t in runs)
+    gaps = [b - a for t in runs for a, b in zip(t, t[1:])]
+    assert abs(sum(gaps) / len(gaps) - 0.25) < 0.03 * 0.25
+
+
 def test_a_preempted_request_recomputes_only_what_the_pool_no_longer_caches():
     """4-token blocks, a pool of 4, two requests of 4 + 8 tokens (3 blocks each at the end), steps of 10 ms + 1 ms a
     prompt token. Step 1 prefills both (18 ms); steps 2–5 decode both (their 5th–8th tokens fill 2 blocks each).

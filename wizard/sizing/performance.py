@@ -65,7 +65,8 @@ tests/data/throughput-bench.yaml and tests/data/throughput-dev.yaml, and reporte
 import bisect
 import json
 import math
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
@@ -530,15 +531,41 @@ def _client_mix(w: Workload) -> list[tuple[float, int]]:
     return [(1 - extra, whole), (extra, whole + 1)]
 
 
-def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
+POISSON_RUNS = 8  # drawn arrival sequences a replay of Poisson arrivals averages (fixed seeds: the same figures)
+
+
+def poisson_runs(rate: float, n: int, runs: int = POISSON_RUNS) -> list[list[float]]:
+    """`runs` sequences of n Poisson arrival times at `rate` a second (s, from 0: vllm bench serve's first request
+    goes at once, the gaps exponential — its default burstiness 1), each from its own fixed seed."""
+    out = []
+    for seed in range(runs):
+        draw, t, times = random.Random(seed), 0.0, []
+        for _ in range(n):
+            times.append(t)
+            t += draw.expovariate(rate)
+        out.append(times)
+    return out
+
+
+def _mean_of(results: Iterable[Performance]) -> Performance:
+    """The mean of replays of one load on drawn arrivals, field by field; saturated if any was."""
+    runs = list(results)
+    fields = {name: sum(getattr(p, name) for p in runs) / len(runs) for name in Performance._fields
+              if name != "saturated"}
+    return Performance(**fields, saturated=any(p.saturated for p in runs))
+
+
+def _replayed(r: SizeResult, w: Workload, state: "_Load", arrivals: Sequence[float] | None = None) -> Performance:
     """A run of `w.prompts` identical requests replayed through V1's scheduler (scheduler_replay), on the step model
     of this layout: the pool in blocks of the requests' own footprint (a request of prompt + output tokens takes
     its whole blocks, whatever kinds of layers it has), the release's token budget, max_num_seqs and front end.
     A closed loop of fractional clients is replayed at the whole counts around it (_client_mix): output tokens/s
     weighted by the share of replicas that carry each, TTFT and TPOT means by the requests each serves (that share
     × its requests a second); its P99s are the larger of the two (at least the mix's: more than 1 % of all requests
-    cannot lie above both). Its `concurrency` is what the engine holds of the clients: all of them where it holds
-    them whole (a prefill-bound run may never have them all running at once), else the most it ran at once."""
+    cannot lie above both). A closed loop's `concurrency` is what the engine holds of its clients: all of them where
+    it holds them whole (a prefill-bound run may never have them all running at once), else the most it ran at
+    once; a loop with arrivals (open, or clients joining at a rate), the most it ran at once. `arrivals`: drawn
+    arrival times (s) in place of the rate's even spacing."""
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     length = prompt + out
     per_request = -(-length // BLOCK_SIZE)
@@ -558,7 +585,8 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
     runs = [(share, replay(step_s, blocks, budget, int(max_num_seqs(r)), prompt, out, w.prompts or 1,
                            clients=clients, rate=w.rate, frontend_s=speed.frontend_s,
                            cached_prompt=w.cached_prompt_tokens, block_tokens=BLOCK_SIZE,
-                           reserve_whole=reserves_whole_sequence(r.inputs.vllm_version))) for share, clients in mix]
+                           reserve_whole=reserves_whole_sequence(r.inputs.vllm_version), arrivals=arrivals))
+            for share, clients in mix]
 
     def mean(f: Callable[[Replay], float]) -> float:  # over the replicas
         return sum(share * f(run) for share, run in runs)
@@ -575,7 +603,7 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load") -> Performance:
         decode_memory_ms=state.mem * 1000, compute_ms=state.comp * 1000, comm_ms=state.comm * 1000,
         prefill_tokens_per_step=mean(lambda x: x.prompt_steps * x.prompt_tokens_per_step),
         ttft_p99_ms=max(x.ttft_p99 for _, x in runs) * 1000, tpot_p99_ms=max(x.tpot_p99 for _, x in runs) * 1000,
-        concurrency=sum(share * (min(c, max(x.peak, held)) if c is not None else x.peak)
+        concurrency=sum(share * (min(c, max(x.peak, held)) if c is not None and w.rate is None else x.peak)
                         for (share, c), (_, x) in zip(mix, runs, strict=True)),
         prefill_share=mean(lambda x: x.prompt_steps),
         saturated=any(x.preemptions > 0 or x.waited > 0 for _, x in runs))  # it ran out of room: slots or blocks
@@ -630,8 +658,8 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     their phases: only the first cycle waits, b / N of the requests. Identical requests (`synchronized`) keep the
     phases the scheduler's steps gave them as they backed up — those completed in one step end in one step and come
     back together, each cycle — so a run of them past C is replayed (scheduler_replay, the clients joining at the
-    rate's even spacing; its TTFTs at least the closed form's, whose Poisson queueing that spacing leaves out); below
-    C their phases are the arrivals', random (Poisson), which the closed loop's queueing stands for. Below mu the cap seldom binds: the open loop at that rate, while Little's law keeps it within b."""
+    Poisson arrivals drawn from fixed seeds, their figures averaged: poisson_runs); below C their phases are the
+    arrivals', random, which the closed loop's queueing stands for. Below mu the cap seldom binds: the open loop at that rate, while Little's law keeps it within b."""
     assert w.rate is not None
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     b, n = max(1.0, w.concurrency), w.prompts
@@ -652,12 +680,11 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
         ttft99 += behind * math.ceil((1 - 0.01 / share) * b - 1e-9)
     result = closed._replace(ttft_ms=ttft * 1000, ttft_p99_ms=ttft99 * 1000)
     if w.synchronized and n and w.rate >= ceiling and _replayable(r, w):
-        # identical requests backed up past the ceiling: the steps set their phases from then on — replayed, the
-        # arrivals evenly spaced; the TTFTs no lower than the closed form's, whose Poisson queueing that spacing
-        # leaves out (near the ceiling it is the larger: no jump where the replay takes over)
-        run = _replayed(r, w, _under_load(r, w._replace(rate=None, capped=False, prompts=None), b, prompt, out,
-                                          r.activation.tokens, prompt + out / 2))
-        return run._replace(ttft_ms=max(run.ttft_ms, result.ttft_ms), ttft_p99_ms=max(run.ttft_p99_ms, ttft99 * 1000))
+        # identical requests backed up past the ceiling: the steps set their phases from then on (the first cycle's
+        # Poisson clusters too: they come back together every cycle) — replayed on drawn Poisson arrivals
+        state = _under_load(r, w._replace(rate=None, capped=False, prompts=None), b, prompt, out,
+                            r.activation.tokens, prompt + out / 2)
+        return _mean_of(_replayed(r, w, state, arrivals) for arrivals in poisson_runs(w.rate, n))
     if not n:
         return result
     last = max((n - 1) / w.rate, (min(n, b) - 1) / w.rate + max(0.0, n - b) / mu)

@@ -30,7 +30,7 @@ the k-th request past the first `clients` (the benchmark's semaphore, first come
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from wizard.sizing.bisection import largest
@@ -146,16 +146,19 @@ class _Pool:
 
 def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_seqs: int, prompt: int, out: int,
            n: int, *, clients: int | None = None, rate: float | None = None, frontend_s: float = 0.0,
-           cached_prompt: int = 0, block_tokens: int = 16, reserve_whole: bool = False) -> Replay:
+           cached_prompt: int = 0, block_tokens: int = 16, reserve_whole: bool = False,
+           arrivals: Sequence[float] | None = None) -> Replay:
     """Replay a run of `n` requests of `prompt` + `out` tokens — a closed loop of `clients`, an open loop at `rate`
     requests/s, or both (clients joining at `rate`: request k arrives at k / rate and is sent when one of the
     `clients` is free, vllm bench serve's --request-rate beside --max-concurrency) — on a pool of `blocks` KV blocks
-    of `block_tokens` tokens. `cached_prompt` tokens of each
+    of `block_tokens` tokens; `arrivals` (s, ascending, one a request) replaces the even spacing of `rate` (a drawn
+    Poisson run). `cached_prompt` tokens of each
     prompt are in the prefix cache from an earlier run (whole blocks; the pool holds them too). `reserve_whole`: a
     waiting request is admitted only when the free blocks hold its whole sequence so far (0.19 on), not only its
     chunk."""
     assert n >= 1 and out >= 1 and prompt >= 1 and blocks >= 1 and budget >= 1 and max_seqs >= 1
     assert (clients is not None or rate is not None) and (rate is None or rate > 0)
+    assert arrivals is None or (len(arrivals) >= n and all(a <= b for a, b in zip(arrivals, arrivals[1:])))
     if blocks < -(-(prompt + out) // block_tokens):
         raise ValueError(f"a pool of {blocks} blocks cannot hold one request of {prompt + out} tokens")
 
@@ -167,6 +170,8 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
     pending: deque[_Request] = deque()  # sent, not yet seen by the scheduler (in order of sending)
 
     def arrives(k: int) -> float:  # s: when request k reaches the client (all at once without a rate)
+        if arrivals is not None:
+            return arrivals[k]
         return k / rate if rate is not None else 0.0
 
     pending.extend(_Request(arrives(k)) for k in range(min(clients or n, n)))
