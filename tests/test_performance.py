@@ -421,6 +421,24 @@ def test_identical_requests_joining_past_the_prefill_ceiling_are_replayed(llama8
             assert b.ttft_ms >= a.ttft_ms and b.ttft_p99_ms >= 0.95 * a.ttft_p99_ms
         whole = performance(rp, Workload(clients, prompt, out, prompts=4 * clients, synchronized=True))
         assert runs[-1].ttft_ms <= whole.ttft_ms * 1.05
+    # at 1.05 × the ceiling: the mean of the replays on each drawn sequence, not the evenly spaced replay
+    w = Workload(16, 1000, 200, rate=1.05 * ceiling, prompts=160, capped=True, synchronized=True)
+    state = perf._under_load(r, Workload(16, 1000, 200), 16, 1000, 200, r.activation.tokens, 1100)
+    drawn = [perf._replayed(r, w, state, a) for a in perf.poisson_runs(w.rate, 160)]
+    got = performance(r, w)
+    _close(got.ttft_ms, sum(p.ttft_ms for p in drawn) / len(drawn), rel=1e-9)
+    _close(got.ttft_p99_ms, sum(p.ttft_p99_ms for p in drawn) / len(drawn), rel=1e-9)
+    assert got.ttft_ms != pytest.approx(perf._replayed(r, w, state).ttft_ms, rel=0.01)
+
+
+def test_replays_on_drawn_arrivals_are_averaged_field_by_field():
+    """Two runs' Performance: every figure their mean, saturated if either was."""
+    a = perf.Performance(100.0, 10.0, 1000.0, 5.0, 1.0, 0.0, 50.0, 300.0, 12.0, 8.0, 0.2, saturated=False)
+    b = perf.Performance(200.0, 20.0, 3000.0, 5.0, 1.0, 0.0, 150.0, 500.0, 16.0, 6.0, 0.4, saturated=True)
+    m = perf._mean_of([a, b])
+    assert (m.ttft_ms, m.tpot_ms, m.output_tokens_per_s, m.ttft_p99_ms, m.tpot_p99_ms, m.concurrency) == (
+        150.0, 15.0, 2000.0, 400.0, 14.0, 7.0)
+    assert m.saturated and not perf._mean_of([a, a]).saturated
 
 
 def test_a_release_or_family_runs_at_its_own_speed_constants():

@@ -105,8 +105,9 @@ def test_clients_joining_at_a_rate_send_each_request_when_it_has_arrived_and_a_c
 
 def test_drawn_arrivals_replace_the_rates_even_spacing():
     """Arrival times given: the even spacing they equal gives the same run; three at the same instant to three
-    clients are the closed loop's opening burst. poisson_runs draws them from fixed seeds: the first at 0, then
-    exponential gaps of mean 1 / rate (their mean over 8 × 2,000 gaps within 3 % of it), the same every call."""
+    clients are the closed loop's opening burst. poisson_runs draws them as vllm bench serve does: exponential gaps
+    (the first request's too), scaled so the last arrives at n / rate; from fixed seeds, a different sequence each,
+    the same every call."""
     from wizard.sizing.performance import poisson_runs
 
     step = constant(0.01)
@@ -117,10 +118,14 @@ def test_drawn_arrivals_replace_the_rates_even_spacing():
     burst = replay(step, blocks=100, budget=8, max_seqs=8, prompt=8, out=3, n=3, clients=3, rate=1.0,
                    arrivals=[0.0, 0.0, 0.0])
     assert burst == replay(step, blocks=100, budget=8, max_seqs=8, prompt=8, out=3, n=3, clients=3)
-    runs = poisson_runs(4.0, 2001)
-    assert runs == poisson_runs(4.0, 2001) and len(runs) == 8 and all(t[0] == 0.0 for t in runs)
+    runs = poisson_runs(4.0, 2000)
+    assert runs == poisson_runs(4.0, 2000) and len({tuple(t) for t in runs}) == len(runs) == 16
+    assert all(t[-1] == pytest.approx(500.0) and 0 < t[0] and t == sorted(t) for t in runs)
     gaps = [b - a for t in runs for a, b in zip(t, t[1:])]
-    assert abs(sum(gaps) / len(gaps) - 0.25) < 0.03 * 0.25
+    assert abs(sum(gaps) / len(gaps) - 0.25) < 0.01 * 0.25
+    # exponential: the gaps' standard deviation is their mean (within 5 % over 16 × 1,999 of them)
+    mean = sum(gaps) / len(gaps)
+    assert abs((sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean - 1) < 0.05
 
 
 def test_a_preempted_request_recomputes_only_what_the_pool_no_longer_caches():

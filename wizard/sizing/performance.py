@@ -531,19 +531,21 @@ def _client_mix(w: Workload) -> list[tuple[float, int]]:
     return [(1 - extra, whole), (extra, whole + 1)]
 
 
-POISSON_RUNS = 8  # drawn arrival sequences a replay of Poisson arrivals averages (fixed seeds: the same figures)
+POISSON_RUNS = 16  # drawn arrival sequences a replay of Poisson arrivals averages (fixed seeds: the same figures)
 
 
 def poisson_runs(rate: float, n: int, runs: int = POISSON_RUNS) -> list[list[float]]:
-    """`runs` sequences of n Poisson arrival times at `rate` a second (s, from 0: vllm bench serve's first request
-    goes at once, the gaps exponential — its default burstiness 1), each from its own fixed seed."""
+    """`runs` sequences of n arrival times (s) at `rate` a second, as vllm bench serve draws them (its default
+    burstiness 1: vllm/benchmarks/serve.py get_request): each request's gap exponential, the first's too, summed,
+    then scaled so that the last arrives at n / rate; each sequence from its own fixed seed."""
     out = []
     for seed in range(runs):
         draw, t, times = random.Random(seed), 0.0, []
         for _ in range(n):
-            times.append(t)
             t += draw.expovariate(rate)
-        out.append(times)
+            times.append(t)
+        scale = n / rate / times[-1]
+        out.append([x * scale for x in times])
     return out
 
 
