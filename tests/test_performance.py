@@ -424,7 +424,7 @@ def test_identical_requests_joining_past_the_prefill_ceiling_are_replayed(llama8
     # at 1.05 × the ceiling: the mean of the replays on each drawn sequence, not the evenly spaced replay
     w = Workload(16, 1000, 200, rate=1.05 * ceiling, prompts=160, capped=True, synchronized=True)
     state = perf._under_load(r, Workload(16, 1000, 200), 16, 1000, 200, r.activation.tokens, 1100)
-    drawn = [perf._replayed(r, w, state, a) for a in perf.poisson_runs(w.rate, 160)]
+    drawn = [perf._replayed(r, w, state, [a]) for a in perf.poisson_runs(w.rate, 160)]
     got = performance(r, w)
     _close(got.ttft_ms, sum(p.ttft_ms for p in drawn) / len(drawn), rel=1e-9)
     _close(got.ttft_p99_ms, sum(p.ttft_p99_ms for p in drawn) / len(drawn), rel=1e-9)

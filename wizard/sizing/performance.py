@@ -201,7 +201,7 @@ class Performance(NamedTuple):
     prefill_tokens_per_step: float
     ttft_p99_ms: float = 0.0
     tpot_p99_ms: float = 0.0
-    concurrency: float = 0.0  # sequences in flight (open loop: from Little's law; a replayed run: the most at once)
+    concurrency: float = 0.0  # sequences in flight (open loop: from Little's law; a replayed run: see _replayed)
     prefill_share: float = 0.0  # share of steps that carry a prefill chunk
     # a queue, not the steps, sets TTFT: prompts arrive at (or beyond) the prefill ceiling, or a run overran the
     # engine's slots or KV blocks (requests waited for room, or were preempted)
@@ -557,7 +557,7 @@ def _mean_of(results: Iterable[Performance]) -> Performance:
     return Performance(**fields, saturated=any(p.saturated for p in runs))
 
 
-def _replayed(r: SizeResult, w: Workload, state: "_Load", arrivals: Sequence[float] | None = None) -> Performance:
+def _replayed(r: SizeResult, w: Workload, state: "_Load", draws: Sequence[Sequence[float]] = ()) -> Performance:
     """A run of `w.prompts` identical requests replayed through V1's scheduler (scheduler_replay), on the step model
     of this layout: the pool in blocks of the requests' own footprint (a request of prompt + output tokens takes
     its whole blocks, whatever kinds of layers it has), the release's token budget, max_num_seqs and front end.
@@ -566,8 +566,9 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load", arrivals: Sequence[flo
     × its requests a second); its P99s are the larger of the two (at least the mix's: more than 1 % of all requests
     cannot lie above both). A closed loop's `concurrency` is what the engine holds of its clients: all of them where
     it holds them whole (a prefill-bound run may never have them all running at once), else the most it ran at
-    once; a loop with arrivals (open, or clients joining at a rate), the most it ran at once. `arrivals`: drawn
-    arrival times (s) in place of the rate's even spacing."""
+    once; a loop with arrivals (open, or clients joining at a rate), the most it ran at once. `draws`: sequences of
+    drawn arrival times (s) in place of the rate's even spacing, one replay each, their figures averaged
+    (_mean_of)."""
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     length = prompt + out
     per_request = -(-length // BLOCK_SIZE)
@@ -584,31 +585,35 @@ def _replayed(r: SizeResult, w: Workload, state: "_Load", arrivals: Sequence[flo
 
     closed = w.rate is None or w.capped  # clients (joining at the rate when capped), else an open loop
     mix: list[tuple[float, int | None]] = list(_client_mix(w)) if closed else [(1.0, None)]
-    runs = [(share, replay(step_s, blocks, budget, int(max_num_seqs(r)), prompt, out, w.prompts or 1,
-                           clients=clients, rate=w.rate, frontend_s=speed.frontend_s,
-                           cached_prompt=w.cached_prompt_tokens, block_tokens=BLOCK_SIZE,
-                           reserve_whole=reserves_whole_sequence(r.inputs.vllm_version), arrivals=arrivals))
-            for share, clients in mix]
-
-    def mean(f: Callable[[Replay], float]) -> float:  # over the replicas
-        return sum(share * f(run) for share, run in runs)
-
-    served = [share / run.duration for share, run in runs]  # each kind's requests a second, in proportion
-
-    def by_requests(f: Callable[[Replay], float]) -> float:
-        return sum(q * f(run) for q, (_, run) in zip(served, runs, strict=True)) / sum(served)
-
     held = _held_whole(r, w)
-    return Performance(
-        ttft_ms=by_requests(lambda x: x.ttft) * 1000, tpot_ms=by_requests(lambda x: x.tpot) * 1000,
-        output_tokens_per_s=mean(lambda x: (w.prompts or 1) * out / x.duration),
-        decode_memory_ms=state.mem * 1000, compute_ms=state.comp * 1000, comm_ms=state.comm * 1000,
-        prefill_tokens_per_step=mean(lambda x: x.prompt_steps * x.prompt_tokens_per_step),
-        ttft_p99_ms=max(x.ttft_p99 for _, x in runs) * 1000, tpot_p99_ms=max(x.tpot_p99 for _, x in runs) * 1000,
-        concurrency=sum(share * (min(c, max(x.peak, held)) if c is not None and w.rate is None else x.peak)
-                        for (share, c), (_, x) in zip(mix, runs, strict=True)),
-        prefill_share=mean(lambda x: x.prompt_steps),
-        saturated=any(x.preemptions > 0 or x.waited > 0 for _, x in runs))  # it ran out of room: slots or blocks
+
+    def one(arrivals: Sequence[float] | None) -> Performance:
+        runs = [(share, replay(step_s, blocks, budget, int(max_num_seqs(r)), prompt, out, w.prompts or 1,
+                               clients=clients, rate=w.rate, frontend_s=speed.frontend_s,
+                               cached_prompt=w.cached_prompt_tokens, block_tokens=BLOCK_SIZE,
+                               reserve_whole=reserves_whole_sequence(r.inputs.vllm_version), arrivals=arrivals))
+                for share, clients in mix]
+
+        def mean(f: Callable[[Replay], float]) -> float:  # over the replicas
+            return sum(share * f(run) for share, run in runs)
+
+        served = [share / run.duration for share, run in runs]  # each kind's requests a second, in proportion
+
+        def by_requests(f: Callable[[Replay], float]) -> float:
+            return sum(q * f(run) for q, (_, run) in zip(served, runs, strict=True)) / sum(served)
+
+        return Performance(
+            ttft_ms=by_requests(lambda x: x.ttft) * 1000, tpot_ms=by_requests(lambda x: x.tpot) * 1000,
+            output_tokens_per_s=mean(lambda x: (w.prompts or 1) * out / x.duration),
+            decode_memory_ms=state.mem * 1000, compute_ms=state.comp * 1000, comm_ms=state.comm * 1000,
+            prefill_tokens_per_step=mean(lambda x: x.prompt_steps * x.prompt_tokens_per_step),
+            ttft_p99_ms=max(x.ttft_p99 for _, x in runs) * 1000, tpot_p99_ms=max(x.tpot_p99 for _, x in runs) * 1000,
+            concurrency=sum(share * (min(c, max(x.peak, held)) if c is not None and w.rate is None else x.peak)
+                            for (share, c), (_, x) in zip(mix, runs, strict=True)),
+            prefill_share=mean(lambda x: x.prompt_steps),
+            saturated=any(x.preemptions > 0 or x.waited > 0 for _, x in runs))  # it ran out of room: slots or blocks
+
+    return _mean_of(one(a) for a in draws) if draws else one(None)
 
 
 def expected_last_finish(n: int, span: float, ttft: float, tpot: float, tpot_alone: float, busy: float,
@@ -659,9 +664,10 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
     beyond the prefill ceiling C they back up, the k-th waiting k (1 / C − 1 / rate). Varied requests then spread
     their phases: only the first cycle waits, b / N of the requests. Identical requests (`synchronized`) keep the
     phases the scheduler's steps gave them as they backed up — those completed in one step end in one step and come
-    back together, each cycle — so a run of them past C is replayed (scheduler_replay, the clients joining at the
-    Poisson arrivals drawn from fixed seeds, their figures averaged: poisson_runs); below C their phases are the
-    arrivals', random, which the closed loop's queueing stands for. Below mu the cap seldom binds: the open loop at that rate, while Little's law keeps it within b."""
+    back together, each cycle — so a run of them past C is replayed (scheduler_replay: the clients joining at
+    Poisson arrivals drawn from fixed seeds, the replays' figures averaged: poisson_runs); below C their phases are
+    the arrivals', random, which the closed loop's queueing stands for. Below mu the cap seldom binds: the open loop
+    at that rate, while Little's law keeps it within b."""
     assert w.rate is not None
     prompt, out = w.prompt_tokens, max(1, w.output_tokens)
     b, n = max(1.0, w.concurrency), w.prompts
@@ -673,20 +679,19 @@ def capped_load(r: SizeResult, w: Workload) -> Performance:
                                          varied_output_max=w.varied_output_max, cached_prompt_tokens=cached))
         if opened.concurrency <= b:
             return opened
-    ceiling = _under_load(r, Workload(b, prompt, w.output_tokens, cached_prompt_tokens=cached), b, prompt, out,
-                          r.activation.tokens, prompt + out / 2).ceiling
+    loaded = _under_load(r, Workload(b, prompt, w.output_tokens, cached_prompt_tokens=cached), b, prompt, out,
+                         r.activation.tokens, prompt + out / 2)
+    ceiling = loaded.ceiling
+    if w.synchronized and n and w.rate >= ceiling and _replayable(r, w):
+        # identical requests backed up past the ceiling: the steps set their phases from then on (the first cycle's
+        # Poisson clusters too: they come back together every cycle) — replayed on drawn Poisson arrivals
+        return _replayed(r, w, loaded, poisson_runs(w.rate, n))
     behind = max(0.0, 1 / ceiling - 1 / w.rate)
     share = min(1.0, b / n) if n else 0.0  # the first cycle's prompts
     ttft, ttft99 = closed.ttft_ms / 1000 + share * behind * (b + 1) / 2, closed.ttft_p99_ms / 1000
     if share > 0.01:  # the slowest 1 % of all requests are the backlog's slowest 0.01 / share
         ttft99 += behind * math.ceil((1 - 0.01 / share) * b - 1e-9)
     result = closed._replace(ttft_ms=ttft * 1000, ttft_p99_ms=ttft99 * 1000)
-    if w.synchronized and n and w.rate >= ceiling and _replayable(r, w):
-        # identical requests backed up past the ceiling: the steps set their phases from then on (the first cycle's
-        # Poisson clusters too: they come back together every cycle) — replayed on drawn Poisson arrivals
-        state = _under_load(r, w._replace(rate=None, capped=False, prompts=None), b, prompt, out,
-                            r.activation.tokens, prompt + out / 2)
-        return _mean_of(_replayed(r, w, state, arrivals) for arrivals in poisson_runs(w.rate, n))
     if not n:
         return result
     last = max((n - 1) / w.rate, (min(n, b) - 1) / w.rate + max(0.0, n - b) / mu)

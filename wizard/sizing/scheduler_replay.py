@@ -43,7 +43,8 @@ class Replay(NamedTuple):
     ttft_p99: float
     tpot: float
     tpot_p99: float
-    duration: float  # from the first request's sending to the last one's last token at the client
+    duration: float  # from the run's start (time 0: its first sending, or before its first drawn arrival, as vllm
+    #                  bench serve times it) to the last request's last token at the client
     in_flight: float  # requests in the engine (running), averaged over the run's time
     peak: int  # the most requests the engine ran at once
     preemptions: int  # times a running request was preempted
@@ -152,10 +153,9 @@ def replay(step_s: Callable[[int, int], float], blocks: int, budget: int, max_se
     requests/s, or both (clients joining at `rate`: request k arrives at k / rate and is sent when one of the
     `clients` is free, vllm bench serve's --request-rate beside --max-concurrency) — on a pool of `blocks` KV blocks
     of `block_tokens` tokens; `arrivals` (s, ascending, one a request) replaces the even spacing of `rate` (a drawn
-    Poisson run). `cached_prompt` tokens of each
-    prompt are in the prefix cache from an earlier run (whole blocks; the pool holds them too). `reserve_whole`: a
-    waiting request is admitted only when the free blocks hold its whole sequence so far (0.19 on), not only its
-    chunk."""
+    Poisson run). `cached_prompt` tokens of each prompt are in the prefix cache from an earlier run (whole blocks;
+    the pool holds them too). `reserve_whole`: a waiting request is admitted only when the free blocks hold its
+    whole sequence so far (0.19 on), not only its chunk."""
     assert n >= 1 and out >= 1 and prompt >= 1 and blocks >= 1 and budget >= 1 and max_seqs >= 1
     assert (clients is not None or rate is not None) and (rate is None or rate > 0)
     assert arrivals is None or (len(arrivals) >= n and all(a <= b for a, b in zip(arrivals, arrivals[1:])))
